@@ -1,0 +1,89 @@
+//! Exact accounting for compositions of unsampled Gaussian mechanisms, with no grid at all.
+//!
+//! The composition of Gaussian mechanisms with `μᵢ = Δᵢ/σᵢ` is exactly a Gaussian mechanism
+//! with `μ = √(Σ μᵢ²)` (Dong, Roth & Su, "Gaussian differential privacy", JRSS-B 2022,
+//! Cor. 3.3), whose δ(ε) has the closed form of [`Gaussian::delta_for_mu`].
+
+use crate::bound::Bracket;
+use crate::mechanism::Gaussian;
+
+/// Relative error allowed for the closed-form δ: covers the rounding of `erfc`, `ln`, `exp`
+/// and the asymptotic series (each a few ulps), with a wide margin.
+pub const GAUSSIAN_RELATIVE_ERROR: f64 = 1e-11;
+
+/// Guaranteed bracket on δ(ε) for a Gaussian mechanism with parameter `mu`.
+pub fn delta_for_epsilon(mu: f64, epsilon: f64) -> Bracket {
+    let delta = Gaussian::delta_for_mu(mu, epsilon);
+    Bracket {
+        upper: (delta * (1.0 + GAUSSIAN_RELATIVE_ERROR)).min(1.0),
+        lower: delta * (1.0 - GAUSSIAN_RELATIVE_ERROR),
+    }
+}
+
+/// Guaranteed bracket on ε(δ) for a Gaussian mechanism with parameter `mu`.
+///
+/// Bisection on the closed form, which is strictly decreasing where positive: the upper end
+/// satisfies `δ(ε)·(1 + r) ≤ δ` and the lower end `δ(ε)·(1 − r) > δ`, so rounding of the
+/// closed form cannot move the truth outside.
+pub fn epsilon_for_delta(mu: f64, delta: f64) -> Bracket {
+    let certainly_below =
+        |eps: f64| Gaussian::delta_for_mu(mu, eps) * (1.0 + GAUSSIAN_RELATIVE_ERROR) <= delta;
+    let certainly_above =
+        |eps: f64| Gaussian::delta_for_mu(mu, eps) * (1.0 - GAUSSIAN_RELATIVE_ERROR) > delta;
+    if certainly_below(0.0) {
+        return Bracket {
+            upper: 0.0,
+            lower: 0.0,
+        };
+    }
+    // Find an ε whose δ is certainly below the target.
+    let mut hi = 1.0_f64;
+    while !certainly_below(hi) {
+        hi *= 2.0;
+        if hi > 1e12 {
+            return Bracket {
+                upper: f64::INFINITY,
+                lower: 0.0,
+            };
+        }
+    }
+    let upper = bisect(0.0, hi, certainly_below);
+    let lower = if certainly_above(0.0) {
+        bisect_last_true(0.0, upper, certainly_above)
+    } else {
+        0.0
+    };
+    Bracket { upper, lower }
+}
+
+/// Smallest ε in (lo, hi] (to 1e-15 relative) with `ok(ε)`, given `!ok(lo)` and `ok(hi)`.
+fn bisect(mut lo: f64, mut hi: f64, ok: impl Fn(f64) -> bool) -> f64 {
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if ok(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+/// Largest ε in [lo, hi) with `ok(ε)`, given `ok(lo)`.
+fn bisect_last_true(mut lo: f64, mut hi: f64, ok: impl Fn(f64) -> bool) -> f64 {
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if ok(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}

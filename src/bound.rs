@@ -1,0 +1,52 @@
+//! Which side of the truth a number is on.
+
+use serde::Serialize;
+
+/// The direction in which a discretized distribution errs.
+///
+/// An `Upper` (pessimistic) distribution over-estimates δ(ε) at every ε, so every ε or δ read
+/// from it is a guaranteed upper bound. A `Lower` (optimistic) one under-estimates δ(ε)
+/// everywhere and yields guaranteed lower bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    /// Pessimistic: δ is over-estimated everywhere.
+    Upper,
+    /// Optimistic: δ is under-estimated everywhere.
+    Lower,
+}
+
+/// A guaranteed interval `[lower, upper]` around an unknown true privacy parameter.
+///
+/// # Guarantee
+/// `lower ≤ truth ≤ upper`, where truth is the exact ε (or δ) of the composition described.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Bracket {
+    /// Guaranteed upper bound (what to publish).
+    #[serde(serialize_with = "crate::report_number::serialize")]
+    pub upper: f64,
+    /// Guaranteed lower bound (how much the upper bound could still be improved).
+    #[serde(serialize_with = "crate::report_number::serialize")]
+    pub lower: f64,
+}
+
+impl Bracket {
+    /// `upper − lower`: how loose the bracket is.
+    pub fn width(&self) -> f64 {
+        if self.upper == self.lower {
+            0.0
+        } else {
+            self.upper - self.lower
+        }
+    }
+
+    /// The bracket of the worse of two directions (element-wise maximum).
+    ///
+    /// Valid because the true value is the maximum of the two directions' true values.
+    pub fn max(self, other: Bracket) -> Bracket {
+        Bracket {
+            upper: self.upper.max(other.upper),
+            lower: self.lower.max(other.lower),
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! The one error type of the crate.
+
+use thiserror::Error;
+
+/// Everything that can go wrong, with the offending values attached.
+///
+/// Invalid user input is always reported through this type, never by a panic. The `Display`
+/// text names the parameter and its value and says what would be accepted.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A numeric parameter is NaN, infinite or outside its valid range.
+    #[error("invalid {name} = {value}: must be {requirement}")]
+    InvalidParameter {
+        /// Parameter name as the user wrote it (e.g. `events[0].sigma`).
+        name: String,
+        /// The value that was given, as text.
+        value: String,
+        /// What would have been accepted, e.g. `a finite number > 0`.
+        requirement: String,
+    },
+    /// A required field is absent from the specification.
+    #[error("missing {name}: {hint}")]
+    MissingParameter {
+        /// The field's path, e.g. `events[0].sigma`.
+        name: String,
+        /// What to write instead.
+        hint: String,
+    },
+    /// The mechanism name is not one this crate knows.
+    #[error("unknown mechanism {name:?} in {field}: expected one of {expected}")]
+    UnknownMechanism {
+        /// Where it was found, e.g. `events[2].mechanism`.
+        field: String,
+        /// The name given.
+        name: String,
+        /// The accepted names.
+        expected: String,
+    },
+    /// A mechanism, sampling scheme or relation is valid but not implemented yet.
+    #[error("{what} in {field} is not implemented yet{detail}")]
+    NotImplemented {
+        /// Where it was found, e.g. `events[1].mechanism`.
+        field: String,
+        /// What was asked for, e.g. `mechanism "laplace"`.
+        what: String,
+        /// Extra explanation (may be empty; starts with ": " otherwise).
+        detail: String,
+    },
+    /// Two parameters that are valid alone do not fit together.
+    #[error("incompatible {field}: {reason}")]
+    Incompatible {
+        /// Where it was found.
+        field: String,
+        /// Why the combination is refused.
+        reason: String,
+    },
+    /// The specification is not valid JSON or does not have the expected shape.
+    #[error("malformed specification: {message}")]
+    MalformedSpec {
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// A file could not be read.
+    #[error("cannot read {path}: {message}")]
+    Io {
+        /// The path as given.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+    /// Two privacy loss distributions cannot be composed as they are.
+    #[error("cannot compose: {reason}")]
+    IncompatibleDistributions {
+        /// E.g. different grid steps or different bounds.
+        reason: String,
+    },
+    /// The requested grid would be larger than the accountant allows.
+    #[error("grid too large: {points} points needed (limit {limit}); {hint}")]
+    GridTooLarge {
+        /// Points the grid would need.
+        points: u64,
+        /// The limit.
+        limit: u64,
+        /// What to change.
+        hint: String,
+    },
+}
+
+impl Error {
+    /// Shorthand for [`Error::InvalidParameter`].
+    pub fn invalid(name: impl Into<String>, value: impl ToString, requirement: &str) -> Self {
+        Error::InvalidParameter {
+            name: name.into(),
+            value: value.to_string(),
+            requirement: requirement.to_string(),
+        }
+    }
+}
+
+/// The crate's result type.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,193 @@
+//! A privacy loss distribution discretized on a uniform grid.
+
+use crate::bound::Bound;
+use crate::error::{Error, Result};
+
+/// Largest |loss| (nats) a grid may reach: `e^{±l}` must stay finite in f64.
+pub const MAX_ABS_LOSS: f64 = 700.0;
+
+/// A discrete privacy loss distribution on the grid `{(offset + i)·step}` plus an atom at +∞.
+///
+/// `probs[i]` is the P-probability of the loss `(offset + i)·step` nats; `infinity_mass` the
+/// P-probability of an infinite loss. Losses are never stored as floats: grid arithmetic is
+/// done on the integer indices.
+///
+/// # Guarantee
+/// With `bound == Upper` the hockey-stick curve δ(ε) of this PMF (plus the recorded round-off
+/// allowance) is at least the true curve at every ε; with `Lower` it is at most the true curve
+/// (after subtracting the recorded round-off and `excess_mass`). The total mass of an upper
+/// PMF is 1 up to rounding (truncation moves mass, it never drops it); a lower PMF may have
+/// less than 1 (truncated mass is dropped, which only lowers δ).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridPmf {
+    pub(crate) step: f64,
+    pub(crate) offset: i64,
+    pub(crate) probs: Vec<f64>,
+    pub(crate) infinity_mass: f64,
+    pub(crate) bound: Bound,
+    /// Upper bound on the ℓ2 norm of the absolute rounding error in `probs` (FFT round-off).
+    pub(crate) roundoff_l2: f64,
+    /// Lower PMFs only: mass that may sit at a higher loss than it should (FFT aliasing).
+    /// δ read from a lower PMF is reduced by this amount.
+    pub(crate) excess_mass: f64,
+    /// Entries folded into a neighbour or into `infinity_mass` by truncation; their round-off
+    /// still counts when bounding the error of δ.
+    pub(crate) folded_entries: u64,
+    /// Whether the grid is shifted by half a step: losses `(offset + i + ½)·step`. Lower
+    /// PMFs live on this grid (see [`crate::lumped_atoms`]).
+    pub(crate) half_offset: bool,
+    /// Lower PMFs only: how far (nats) every stored loss may sit above where a valid lower
+    /// bound may put it. ε read from the PMF is lowered by it.
+    pub(crate) loss_allowance: f64,
+}
+
+impl GridPmf {
+    /// A PMF from explicit probabilities.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] if `step` is not finite and > 0, a probability or
+    /// `infinity_mass` is negative or not finite, the grid reaches beyond ±700 nats, or the
+    /// total mass exceeds 1 + 1e-9.
+    pub fn new(
+        step: f64,
+        offset: i64,
+        probs: Vec<f64>,
+        infinity_mass: f64,
+        bound: Bound,
+    ) -> Result<GridPmf> {
+        if !(step.is_finite() && step > 0.0) {
+            return Err(Error::invalid("step", step, "a finite number > 0"));
+        }
+        if let Some((i, p)) = probs
+            .iter()
+            .enumerate()
+            .find(|(_, p)| !(p.is_finite() && **p >= 0.0))
+        {
+            return Err(Error::invalid(
+                format!("probs[{i}]"),
+                p,
+                "a finite number ≥ 0",
+            ));
+        }
+        if !(infinity_mass.is_finite() && infinity_mass >= 0.0) {
+            return Err(Error::invalid(
+                "infinity_mass",
+                infinity_mass,
+                "a finite number ≥ 0",
+            ));
+        }
+        let top = (offset as f64 + probs.len() as f64) * step;
+        let bottom = offset as f64 * step;
+        if top.abs() > MAX_ABS_LOSS || bottom.abs() > MAX_ABS_LOSS {
+            return Err(Error::invalid(
+                "offset",
+                offset,
+                "such that every loss on the grid lies within ±700 nats",
+            ));
+        }
+        let pmf = GridPmf {
+            step,
+            offset,
+            probs,
+            infinity_mass,
+            bound,
+            roundoff_l2: 0.0,
+            excess_mass: 0.0,
+            folded_entries: 0,
+            half_offset: false,
+            loss_allowance: 0.0,
+        };
+        let total = pmf.total_mass();
+        if total > 1.0 + 1e-9 {
+            return Err(Error::invalid("total mass", total, "at most 1"));
+        }
+        Ok(pmf)
+    }
+
+    /// Grid step h in nats.
+    pub fn step(&self) -> f64 {
+        self.step
+    }
+
+    /// Grid index of `probs[0]`: its loss is `offset·step`.
+    pub fn offset(&self) -> i64 {
+        self.offset
+    }
+
+    /// Probabilities of the finite losses, starting at loss `offset·step`.
+    pub fn probs(&self) -> &[f64] {
+        &self.probs
+    }
+
+    /// Probability of an infinite privacy loss.
+    pub fn infinity_mass(&self) -> f64 {
+        self.infinity_mass
+    }
+
+    /// Which side of the truth this PMF is on.
+    pub fn bound(&self) -> Bound {
+        self.bound
+    }
+
+    /// Bound on the ℓ2 norm of the FFT round-off error of `probs`.
+    pub fn roundoff_l2(&self) -> f64 {
+        self.roundoff_l2
+    }
+
+    /// For lower PMFs, mass that FFT aliasing may have moved up (subtracted from δ).
+    pub fn excess_mass(&self) -> f64 {
+        self.excess_mass
+    }
+
+    /// The privacy loss of `probs[i]`, in nats.
+    pub fn loss(&self, i: usize) -> f64 {
+        let half = if self.half_offset { 0.5 } else { 0.0 };
+        ((self.offset + i as i64) as f64 + half) * self.step
+    }
+
+    /// For lower PMFs: how far every stored loss may sit too high (nats).
+    pub fn loss_allowance(&self) -> f64 {
+        self.loss_allowance
+    }
+
+    /// Whether losses sit at `(offset + i + ½)·step` rather than `(offset + i)·step`.
+    pub fn half_offset(&self) -> bool {
+        self.half_offset
+    }
+
+    /// The same PMF on the half-shifted grid `(offset + i + ½)·step`.
+    pub fn with_half_offset(mut self, half_offset: bool) -> GridPmf {
+        self.half_offset = half_offset;
+        self
+    }
+
+    /// Number of grid points stored.
+    pub fn len(&self) -> usize {
+        self.probs.len()
+    }
+
+    /// Whether no finite loss carries a stored probability slot.
+    pub fn is_empty(&self) -> bool {
+        self.probs.is_empty()
+    }
+
+    /// Total finite mass `Σ probs` (Neumaier-compensated).
+    pub fn finite_mass(&self) -> f64 {
+        crate::summation::neumaier_sum(self.probs.iter().copied())
+    }
+
+    /// Total mass, finite plus infinite.
+    pub fn total_mass(&self) -> f64 {
+        self.finite_mass() + self.infinity_mass
+    }
+
+    /// `Σ p_i e^{−l_i}`: the Q-mass covered by P (≤ 1 for a PMF of a real pair, ALGORITHMS.md P2).
+    pub fn q_mass(&self) -> f64 {
+        crate::summation::neumaier_sum(
+            self.probs
+                .iter()
+                .enumerate()
+                .map(|(i, p)| p * (-self.loss(i)).exp()),
+        )
+    }
+}

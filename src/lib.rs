@@ -1,0 +1,32 @@
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
+
+pub mod accountant;
+pub mod analytic_gaussian;
+pub mod bound;
+pub mod composition;
+pub mod connect_the_dots;
+pub mod error;
+pub mod fft_convolution;
+pub mod grid_pmf;
+pub mod hockey_stick;
+pub mod loss_bins;
+pub mod lumped_atoms;
+pub mod mechanism;
+pub mod normal;
+pub mod pld;
+mod report_number;
+pub mod spec;
+pub mod summation;
+
+pub use accountant::{
+    Accountant, AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance,
+};
+pub use bound::{Bound, Bracket};
+pub use error::{Error, Result};
+pub use grid_pmf::GridPmf;
+pub use loss_bins::LossBins;
+pub use lumped_atoms::LumpedAtoms;
+pub use mechanism::{Gaussian, MonotonePrivacyLoss, PoissonSubsampled};
+pub use pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
+pub use spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling};

@@ -1,0 +1,143 @@
+//! The exact P- and Q-masses of a mechanism's privacy loss, binned on a uniform grid.
+
+use crate::error::{Error, Result};
+use crate::grid_pmf::MAX_ABS_LOSS;
+use crate::mechanism::MonotonePrivacyLoss;
+
+/// Largest number of grid points a single mechanism may be discretized onto.
+pub const MAX_GRID_POINTS: usize = 1 << 24;
+
+/// A privacy loss distribution before rounding: exact masses between consecutive grid points.
+///
+/// Nodes are the losses `ε_j = (first + j)·step`, `j = 0..nodes`. Bin j holds the losses in
+/// `[ε_j, ε_{j+1})` with P-mass `p[j]` and Q-mass `q[j]`. Losses below `ε_0` and at or above
+/// the top node are kept as separate `(P, Q)` totals, and so are the infinite losses.
+///
+/// Knowing both P- and Q-masses is what makes connect-the-dots exact per bin (ALGORITHMS.md
+/// §3.2) and the merged atoms of [`crate::lumped_atoms`] exact, and it makes the other
+/// direction free: the ADD pair is the REMOVE pair swapped, see [`LossBins::swapped`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LossBins {
+    pub(crate) step: f64,
+    pub(crate) first: i64,
+    pub(crate) p: Vec<f64>,
+    pub(crate) q: Vec<f64>,
+    /// (P, Q) mass of the finite losses below `ε_0`.
+    pub(crate) below: (f64, f64),
+    /// (P, Q) mass of the finite losses at or above the top node.
+    pub(crate) above: (f64, f64),
+    /// P-mass of loss +∞ (Q = 0 there).
+    pub(crate) p_infinity: f64,
+    /// Q-mass of loss −∞ (P = 0 there).
+    pub(crate) q_neg_infinity: f64,
+}
+
+impl LossBins {
+    /// Bin the privacy loss of `mechanism` on the grid of step `step`, cutting the outcome
+    /// space where P and Q have at most `tail_mass / 2` left on each side.
+    ///
+    /// # Errors
+    /// [`Error::GridTooLarge`] if more than [`MAX_GRID_POINTS`] points would be needed, and
+    /// [`Error::InvalidParameter`] if the losses to represent exceed ±700 nats.
+    pub fn from_mechanism<M: MonotonePrivacyLoss>(
+        mechanism: &M,
+        step: f64,
+        tail_mass: f64,
+    ) -> Result<LossBins> {
+        Ok(Self::with_edges(mechanism, step, tail_mass)?.0)
+    }
+
+    /// As [`LossBins::from_mechanism`], also returning the CDF information at every node
+    /// (`edges[j]` at `x*(ε_j)`), for refining bins without evaluating the CDFs again.
+    pub(crate) fn with_edges<M: MonotonePrivacyLoss>(
+        mechanism: &M,
+        step: f64,
+        tail_mass: f64,
+    ) -> Result<(LossBins, Vec<M::Edge>)> {
+        let (x_lo, x_hi) = mechanism.truncation_points(tail_mass);
+        let top_loss = mechanism.privacy_loss(x_lo);
+        let bottom_loss = mechanism.privacy_loss(x_hi);
+        for (name, loss) in [("largest", top_loss), ("smallest", bottom_loss)] {
+            if !loss.is_finite() || loss.abs() > MAX_ABS_LOSS {
+                return Err(Error::invalid(
+                    format!("{name} privacy loss to represent"),
+                    loss,
+                    "within ±700 nats (the noise is too small for a numerical accountant)",
+                ));
+            }
+        }
+        let first = (bottom_loss / step).floor() as i64;
+        let last = (top_loss / step).ceil() as i64;
+        let nodes = (last - first + 1).max(2) as u64;
+        if nodes > MAX_GRID_POINTS as u64 {
+            return Err(Error::GridTooLarge {
+                points: nodes,
+                limit: MAX_GRID_POINTS as u64,
+                hint: format!("use a grid step larger than {step:e}"),
+            });
+        }
+        let nodes = nodes as usize;
+        let edges: Vec<M::Edge> = (0..nodes)
+            .map(|j| {
+                let epsilon = (first + j as i64) as f64 * step;
+                mechanism.edge(mechanism.inverse_privacy_loss(epsilon))
+            })
+            .collect();
+        let mut p = Vec::with_capacity(nodes - 1);
+        let mut q = Vec::with_capacity(nodes - 1);
+        for j in 0..nodes - 1 {
+            // Node j sits at larger x than node j+1: L is non-increasing.
+            let (pj, qj) = mechanism.masses_between(edges[j], edges[j + 1]);
+            p.push(pj);
+            q.push(qj);
+        }
+        let (p_infinity, q_neg_infinity) = mechanism.infinite_masses();
+        let bins = LossBins {
+            step,
+            first,
+            p,
+            q,
+            below: mechanism.masses_above(edges[0]),
+            above: mechanism.masses_below(edges[nodes - 1]),
+            p_infinity,
+            q_neg_infinity,
+        };
+        Ok((bins, edges))
+    }
+
+    /// The bins of the swapped pair (Q, P), whose privacy loss is the negated one.
+    ///
+    /// ```text
+    /// bin [ε_j, ε_{j+1}) with (P, Q)  ↦  bin (−ε_{j+1}, −ε_j] with (Q, P)
+    /// ```
+    /// Losses exactly on a node change side of the half-open bins; connect-the-dots treats a
+    /// bin's mass as spread over the closed bin, so nothing depends on it.
+    pub fn swapped(&self) -> LossBins {
+        let nodes = self.p.len() as i64 + 1;
+        LossBins {
+            step: self.step,
+            first: -(self.first + nodes - 1),
+            p: self.q.iter().rev().copied().collect(),
+            q: self.p.iter().rev().copied().collect(),
+            below: (self.above.1, self.above.0),
+            above: (self.below.1, self.below.0),
+            p_infinity: self.q_neg_infinity,
+            q_neg_infinity: self.p_infinity,
+        }
+    }
+
+    /// Grid step in nats.
+    pub fn step(&self) -> f64 {
+        self.step
+    }
+
+    /// Number of grid nodes (one more than the number of bins).
+    pub fn nodes(&self) -> usize {
+        self.p.len() + 1
+    }
+
+    /// The loss of node j.
+    pub(crate) fn node_loss(&self, j: usize) -> f64 {
+        (self.first + j as i64) as f64 * self.step
+    }
+}

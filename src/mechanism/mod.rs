@@ -1,0 +1,65 @@
+//! Mechanisms as pairs of distributions with a monotone privacy loss.
+//!
+//! Each mechanism here describes the REMOVE pair `P = M(D ∪ {z})`, `Q = M(D)` as distributions
+//! on the real line whose privacy loss `L(x) = ln(dP/dQ)(x)` is non-increasing in x. That is
+//! all the discretization needs: the grid edges in loss space are mapped to x by the inverse of
+//! L, and bin masses come from the CDFs of P and Q. The ADD pair is the REMOVE pair swapped
+//! (ALGORITHMS.md §1), so it needs no code of its own.
+
+mod gaussian;
+mod poisson_subsampled;
+
+pub use gaussian::Gaussian;
+pub use poisson_subsampled::PoissonSubsampled;
+
+/// A pair (P, Q) on the real line with a non-increasing privacy loss `L(x) = ln(dP/dQ)(x)`.
+///
+/// Implementations evaluate tails on the side where they are small, so bin masses are
+/// accurate in relative terms far into the tails.
+pub trait MonotonePrivacyLoss {
+    /// Whatever the mechanism needs to remember about a point x to difference CDFs at it.
+    type Edge: Copy;
+
+    /// The privacy loss `L(x)` in nats (non-increasing in x).
+    fn privacy_loss(&self, x: f64) -> f64;
+
+    /// `x*(ε)`: the largest x with `L(x) ≥ ε`; `+∞` if ε is below the loss range and `−∞` if
+    /// it is above it.
+    fn inverse_privacy_loss(&self, epsilon: f64) -> f64;
+
+    /// The CDF information of P and Q at x (x may be ±∞).
+    fn edge(&self, x: f64) -> Self::Edge;
+
+    /// `(P, Q)` masses of the interval `(lower, upper]` between two edges.
+    fn masses_between(&self, upper: Self::Edge, lower: Self::Edge) -> (f64, f64);
+
+    /// `(P, Q)` masses below an edge, i.e. of `(−∞, x]`.
+    fn masses_below(&self, edge: Self::Edge) -> (f64, f64);
+
+    /// `(P, Q)` masses above an edge, i.e. of `(x, ∞)`.
+    fn masses_above(&self, edge: Self::Edge) -> (f64, f64);
+
+    /// Points `x_lo < x_hi` outside which each of P and Q has at most `tail_mass / 2` on each
+    /// side. Only a choice of where to cut: the masses actually cut are recomputed and
+    /// accounted for by the discretization.
+    fn truncation_points(&self, tail_mass: f64) -> (f64, f64);
+
+    /// `(P-mass at loss +∞, Q-mass at loss −∞)`: where one distribution has no density.
+    fn infinite_masses(&self) -> (f64, f64) {
+        (0.0, 0.0)
+    }
+
+    /// The exact hockey-stick divergence `δ_{P‖Q}(ε) = F_P(x*) − e^ε F_Q(x*)` (ALGORITHMS.md
+    /// §2.1), clamped to `[0, 1]`.
+    ///
+    /// # Guarantee
+    /// An estimate accurate to rounding: it cancels when δ ≪ F_P(x*). Mechanisms with a
+    /// closed form override it; the discretization never uses it.
+    fn hockey_stick(&self, epsilon: f64) -> f64 {
+        let (p_inf, _) = self.infinite_masses();
+        let x = self.inverse_privacy_loss(epsilon);
+        let (p, q) = self.masses_below(self.edge(x));
+        let finite = if q > 0.0 { p - (epsilon.exp() * q) } else { p };
+        (p_inf + finite.max(0.0)).clamp(0.0, 1.0)
+    }
+}

@@ -1,0 +1,134 @@
+//! Poisson subsampling of an additive-noise mechanism under add/remove neighbouring.
+
+use super::MonotonePrivacyLoss;
+use crate::error::{Error, Result};
+
+/// The mechanism run on a Poisson subsample: each record is kept independently with
+/// probability `rate` (q).
+///
+/// REMOVE pair, from the base pair (P₀, Q₀) = (μ(·+Δ), μ):
+/// ```text
+/// P = (1−q)·Q₀ + q·P₀,   Q = Q₀
+/// L(x)  = ln(1 − q + q·e^{ℓ(x)})                 range (ln(1−q), …)
+/// x*(ε) = ℓ⁻¹(ln(1 + (e^ε − 1)/q))               for ε > ln(1−q), else +∞
+/// δ(ε)  = 1 − e^ε                                 for ε ≤ ln(1−q)
+/// ```
+/// The ADD pair is this pair swapped, so `δ_add(ε) = 1 − e^ε + e^ε·δ_remove(−ε)`.
+///
+/// # References
+/// Zhu, Dong & Wang, "Optimal accounting of differential privacy via characteristic function",
+/// AISTATS 2022, §5; ALGORITHMS.md §2.3.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PoissonSubsampled<M> {
+    base: M,
+    rate: f64,
+    /// ln(1 − q), the infimum of the privacy loss (−∞ when q = 1).
+    log_keep_out: f64,
+    /// ln q.
+    log_rate: f64,
+}
+
+impl<M: MonotonePrivacyLoss> PoissonSubsampled<M> {
+    /// Subsample `base` at Poisson rate `rate`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] unless `0 < rate ≤ 1`.
+    pub fn new(base: M, rate: f64) -> Result<Self> {
+        if !(rate > 0.0 && rate <= 1.0) {
+            return Err(Error::invalid("sampling.poisson", rate, "in (0, 1]"));
+        }
+        Ok(PoissonSubsampled {
+            base,
+            rate,
+            log_keep_out: (-rate).ln_1p(),
+            log_rate: rate.ln(),
+        })
+    }
+
+    /// The sampling rate q.
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// The mechanism before sampling.
+    pub fn base(&self) -> &M {
+        &self.base
+    }
+
+    /// `ln(1 + (e^ε − 1)/q)`: the base loss at which the subsampled loss equals ε.
+    ///
+    /// For ε > 0 it is evaluated as `ε − ln q + ln(1 + (q − 1)e^{−ε})`, which neither
+    /// overflows nor cancels; for ε ≤ 0 as `ln1p(expm1(ε)/q)`.
+    fn base_loss_for(&self, epsilon: f64) -> f64 {
+        if epsilon > 0.0 {
+            epsilon - self.log_rate + ((self.rate - 1.0) * (-epsilon).exp()).ln_1p()
+        } else {
+            (epsilon.exp_m1() / self.rate).ln_1p()
+        }
+    }
+}
+
+/// Log-sum-exp of two values, exact for −∞ arguments.
+fn log_add_exp(a: f64, b: f64) -> f64 {
+    let (hi, lo) = if a >= b { (a, b) } else { (b, a) };
+    if hi == f64::NEG_INFINITY {
+        return hi;
+    }
+    hi + (lo - hi).exp().ln_1p()
+}
+
+impl<M: MonotonePrivacyLoss> MonotonePrivacyLoss for PoissonSubsampled<M> {
+    type Edge = M::Edge;
+
+    fn privacy_loss(&self, x: f64) -> f64 {
+        log_add_exp(self.log_keep_out, self.log_rate + self.base.privacy_loss(x))
+    }
+
+    fn inverse_privacy_loss(&self, epsilon: f64) -> f64 {
+        if epsilon <= self.log_keep_out {
+            return f64::INFINITY;
+        }
+        self.base.inverse_privacy_loss(self.base_loss_for(epsilon))
+    }
+
+    fn edge(&self, x: f64) -> M::Edge {
+        self.base.edge(x)
+    }
+
+    fn masses_between(&self, upper: M::Edge, lower: M::Edge) -> (f64, f64) {
+        let (p0, q0) = self.base.masses_between(upper, lower);
+        ((1.0 - self.rate) * q0 + self.rate * p0, q0)
+    }
+
+    fn masses_below(&self, edge: M::Edge) -> (f64, f64) {
+        let (p0, q0) = self.base.masses_below(edge);
+        ((1.0 - self.rate) * q0 + self.rate * p0, q0)
+    }
+
+    fn masses_above(&self, edge: M::Edge) -> (f64, f64) {
+        let (p0, q0) = self.base.masses_above(edge);
+        ((1.0 - self.rate) * q0 + self.rate * p0, q0)
+    }
+
+    fn truncation_points(&self, tail_mass: f64) -> (f64, f64) {
+        // P is a mixture of P₀ and Q₀, so cutting both of those cuts P.
+        self.base.truncation_points(tail_mass)
+    }
+
+    fn infinite_masses(&self) -> (f64, f64) {
+        let (p_inf, q_neg_inf) = self.base.infinite_masses();
+        // Q = Q₀, and P ≥ (1−q)Q₀ > 0 wherever Q₀ > 0 unless q = 1.
+        let q_neg = if self.rate == 1.0 { q_neg_inf } else { 0.0 };
+        (self.rate * p_inf, q_neg)
+    }
+
+    fn hockey_stick(&self, epsilon: f64) -> f64 {
+        if epsilon <= self.log_keep_out {
+            return -epsilon.exp_m1();
+        }
+        let (p_inf, _) = self.infinite_masses();
+        let x = self.inverse_privacy_loss(epsilon);
+        let (p, q) = self.masses_below(self.edge(x));
+        (p_inf + (p - epsilon.exp() * q).max(0.0)).clamp(0.0, 1.0)
+    }
+}

@@ -1,0 +1,256 @@
+//! Privacy loss distributions with both directions of add/remove neighbouring.
+
+use crate::bound::{Bound, Bracket};
+use crate::composition::compose_all;
+use crate::error::{Error, Result};
+use crate::grid_pmf::GridPmf;
+use crate::loss_bins::LossBins;
+use crate::lumped_atoms::LumpedAtoms;
+use crate::mechanism::MonotonePrivacyLoss;
+
+/// The privacy loss distribution of a mechanism (or a composition), on a grid, in one bound.
+///
+/// Under add/remove neighbouring both ordered pairs matter: REMOVE = PLD(M(D ∪ {z}) ‖ M(D))
+/// and ADD = PLD(M(D) ‖ M(D ∪ {z})). The two are composed separately (the adversarial pair is
+/// fixed for a whole run) and only the final query takes the worse of the two. When the
+/// mechanism is symmetric (e.g. unsampled Gaussian noise) the two coincide and one is stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrivacyLossDistribution {
+    remove: GridPmf,
+    /// `None` when ADD has the same distribution as REMOVE.
+    add: Option<GridPmf>,
+}
+
+/// Whether the ADD direction of a mechanism equals its REMOVE direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Symmetry {
+    /// ADD and REMOVE have the same PLD (symmetric additive noise without sampling).
+    Symmetric,
+    /// ADD is the REMOVE pair swapped and must be tracked separately.
+    Asymmetric,
+}
+
+impl PrivacyLossDistribution {
+    /// Discretize a mechanism given by its REMOVE pair. The ADD direction (when asymmetric) is
+    /// the swapped pair, binned from the same CDF evaluations.
+    ///
+    /// # Guarantee
+    /// Upper or lower bound on both directions, per `bound` (see [`LossBins::discretize`]).
+    ///
+    /// # Errors
+    /// As [`LossBins::from_mechanism`].
+    pub fn from_mechanism<M: MonotonePrivacyLoss>(
+        mechanism: &M,
+        symmetry: Symmetry,
+        step: f64,
+        tail_mass: f64,
+        bound: Bound,
+    ) -> Result<Self> {
+        Ok(match bound {
+            Bound::Upper => {
+                let bins = LossBins::from_mechanism(mechanism, step, tail_mass)?;
+                let remove = bins.connect_the_dots();
+                let add = match symmetry {
+                    Symmetry::Symmetric => None,
+                    Symmetry::Asymmetric => Some(bins.swapped().connect_the_dots()),
+                };
+                PrivacyLossDistribution { remove, add }
+            }
+            Bound::Lower => {
+                let atoms = LumpedAtoms::from_mechanism(mechanism, step, tail_mass)?;
+                PrivacyLossDistribution {
+                    remove: atoms.remove_pmf(),
+                    add: match symmetry {
+                        Symmetry::Symmetric => None,
+                        Symmetry::Asymmetric => Some(atoms.add_pmf()),
+                    },
+                }
+            }
+        })
+    }
+
+    /// A PLD from explicit grid PMFs (both of the same bound and step).
+    ///
+    /// # Errors
+    /// [`Error::IncompatibleDistributions`] if the bounds or steps differ.
+    pub fn from_pmfs(remove: GridPmf, add: Option<GridPmf>) -> Result<Self> {
+        if let Some(add) = &add {
+            if add.bound() != remove.bound() || add.step() != remove.step() {
+                return Err(Error::IncompatibleDistributions {
+                    reason: "ADD and REMOVE must share bound and grid step".into(),
+                });
+            }
+        }
+        Ok(PrivacyLossDistribution { remove, add })
+    }
+
+    /// The REMOVE direction.
+    pub fn remove(&self) -> &GridPmf {
+        &self.remove
+    }
+
+    /// The ADD direction (the same PMF as REMOVE when symmetric).
+    pub fn add(&self) -> &GridPmf {
+        self.add.as_ref().unwrap_or(&self.remove)
+    }
+
+    /// Whether ADD is stored separately.
+    pub fn symmetry(&self) -> Symmetry {
+        if self.add.is_some() {
+            Symmetry::Asymmetric
+        } else {
+            Symmetry::Symmetric
+        }
+    }
+
+    /// The bound both directions represent.
+    pub fn bound(&self) -> Bound {
+        self.remove.bound()
+    }
+
+    /// Compose with another PLD, direction by direction.
+    ///
+    /// # Errors
+    /// As [`GridPmf::compose`].
+    pub fn compose(&self, other: &Self, tail_mass: f64) -> Result<Self> {
+        Self::compose_many(&[self, other], tail_mass)
+    }
+
+    /// Compose several PLDs direction by direction, pairing them in a balanced tree.
+    ///
+    /// # Errors
+    /// As [`GridPmf::compose`].
+    pub fn compose_many(plds: &[&Self], tail_mass: f64) -> Result<Self> {
+        let remove = compose_all(plds.iter().map(|p| p.remove.clone()).collect(), tail_mass)?;
+        let add = if plds.iter().all(|p| p.add.is_none()) {
+            None
+        } else {
+            Some(compose_all(
+                plds.iter().map(|p| p.add().clone()).collect(),
+                tail_mass,
+            )?)
+        };
+        Ok(PrivacyLossDistribution { remove, add })
+    }
+
+    /// The k-fold composition with itself, direction by direction.
+    ///
+    /// # Errors
+    /// As [`GridPmf::self_compose`].
+    pub fn self_compose(&self, k: u64, tail_mass: f64) -> Result<Self> {
+        Ok(PrivacyLossDistribution {
+            remove: self.remove.self_compose(k, tail_mass)?,
+            add: match &self.add {
+                Some(add) => Some(add.self_compose(k, tail_mass)?),
+                None => None,
+            },
+        })
+    }
+
+    /// δ(ε) of the worse direction.
+    ///
+    /// # Guarantee
+    /// An upper bound on the true δ(ε) for an `Upper` PLD, a lower bound for a `Lower` one.
+    pub fn delta_for_epsilon(&self, epsilon: f64) -> f64 {
+        let remove = self.remove.delta_for_epsilon(epsilon);
+        match &self.add {
+            Some(add) => remove.max(add.delta_for_epsilon(epsilon)),
+            None => remove,
+        }
+    }
+
+    /// ε(δ) of the worse direction.
+    ///
+    /// # Guarantee
+    /// An upper bound on the true ε(δ) for an `Upper` PLD, a lower bound for a `Lower` one.
+    pub fn epsilon_for_delta(&self, delta: f64) -> f64 {
+        let remove = self.remove.epsilon_for_delta(delta);
+        match &self.add {
+            Some(add) => remove.max(add.epsilon_for_delta(delta)),
+            None => remove,
+        }
+    }
+}
+
+/// An upper and a lower PLD of the same mechanism, answering with guaranteed brackets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BracketedPld {
+    /// Pessimistic PLD.
+    pub upper: PrivacyLossDistribution,
+    /// Optimistic PLD.
+    pub lower: PrivacyLossDistribution,
+}
+
+impl BracketedPld {
+    /// Discretize a mechanism in both bounds from one set of CDF evaluations.
+    ///
+    /// # Errors
+    /// As [`LossBins::from_mechanism`].
+    pub fn from_mechanism<M: MonotonePrivacyLoss>(
+        mechanism: &M,
+        symmetry: Symmetry,
+        step: f64,
+        tail_mass: f64,
+    ) -> Result<Self> {
+        Ok(BracketedPld {
+            upper: PrivacyLossDistribution::from_mechanism(
+                mechanism,
+                symmetry,
+                step,
+                tail_mass,
+                Bound::Upper,
+            )?,
+            lower: PrivacyLossDistribution::from_mechanism(
+                mechanism,
+                symmetry,
+                step,
+                tail_mass,
+                Bound::Lower,
+            )?,
+        })
+    }
+
+    /// Compose several, bound by bound.
+    ///
+    /// # Errors
+    /// As [`GridPmf::compose`].
+    pub fn compose_many(plds: &[Self], tail_mass: f64) -> Result<Self> {
+        let uppers: Vec<&PrivacyLossDistribution> = plds.iter().map(|p| &p.upper).collect();
+        let lowers: Vec<&PrivacyLossDistribution> = plds.iter().map(|p| &p.lower).collect();
+        Ok(BracketedPld {
+            upper: PrivacyLossDistribution::compose_many(&uppers, tail_mass)?,
+            lower: PrivacyLossDistribution::compose_many(&lowers, tail_mass)?,
+        })
+    }
+
+    /// k-fold self-composition, bound by bound.
+    ///
+    /// # Errors
+    /// As [`GridPmf::self_compose`].
+    pub fn self_compose(&self, k: u64, tail_mass: f64) -> Result<Self> {
+        Ok(BracketedPld {
+            upper: self.upper.self_compose(k, tail_mass)?,
+            lower: self.lower.self_compose(k, tail_mass)?,
+        })
+    }
+
+    /// Guaranteed bracket on δ(ε).
+    pub fn delta_for_epsilon(&self, epsilon: f64) -> Bracket {
+        Bracket {
+            upper: self.upper.delta_for_epsilon(epsilon),
+            lower: self
+                .lower
+                .delta_for_epsilon(epsilon)
+                .min(self.upper.delta_for_epsilon(epsilon)),
+        }
+    }
+
+    /// Guaranteed bracket on ε(δ).
+    pub fn epsilon_for_delta(&self, delta: f64) -> Bracket {
+        let upper = self.upper.epsilon_for_delta(delta);
+        Bracket {
+            upper,
+            lower: self.lower.epsilon_for_delta(delta).min(upper),
+        }
+    }
+}

@@ -1,0 +1,390 @@
+//! The composition specification (INTERFACE.md): what was released, validated at the boundary.
+
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+
+/// Which datasets count as neighbours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Neighbouring {
+    /// D and D ∪ {z} (the default). Sensitivity is one record's contribution.
+    AddRemove,
+    /// D and D with one record changed. For additive noise the outputs can then differ by
+    /// twice the per-record bound Δ (dp_accounting's convention).
+    Replace,
+}
+
+/// How the records entering an event are chosen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sampling {
+    /// Every record, every time.
+    None,
+    /// Each record independently with this probability (0 < q ≤ 1).
+    Poisson(f64),
+    /// A uniformly random batch of `batch_size` out of `dataset_size` records.
+    FixedBatch {
+        /// m.
+        batch_size: u64,
+        /// n.
+        dataset_size: u64,
+    },
+}
+
+/// A mechanism with validated parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MechanismSpec {
+    /// Gaussian noise N(0, σ²) on a query of L2 sensitivity Δ.
+    Gaussian {
+        /// σ > 0.
+        sigma: f64,
+        /// Δ > 0.
+        sensitivity: f64,
+    },
+}
+
+/// One released event, possibly repeated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Event {
+    /// The mechanism.
+    pub mechanism: MechanismSpec,
+    /// How its input is sampled.
+    pub sampling: Sampling,
+    /// How many times it runs (≥ 1).
+    pub count: u64,
+}
+
+/// Everything that was released, in any order (composition is commutative).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompositionSpec {
+    /// The neighbouring relation the guarantee is stated for.
+    pub neighbouring: Neighbouring,
+    /// The events.
+    pub events: Vec<Event>,
+}
+
+/// Mechanism names of INTERFACE.md that this version does not implement yet.
+const PLANNED_MECHANISMS: [&str; 7] = [
+    "laplace",
+    "discrete_laplace",
+    "discrete_gaussian",
+    "randomized_response",
+    "eps_delta",
+    "mixture_of_gaussians",
+    "pmf_pair",
+];
+
+/// Largest accepted `count`.
+pub const MAX_COUNT: u64 = 1_000_000_000_000;
+
+impl CompositionSpec {
+    /// Parse and validate a JSON specification.
+    ///
+    /// # Errors
+    /// [`Error::MalformedSpec`] for invalid JSON or a wrong shape; otherwise the error of the
+    /// first invalid field, naming its path (e.g. `events[0].sigma`) and value.
+    pub fn from_json_str(text: &str) -> Result<Self> {
+        let value: Value = serde_json::from_str(text).map_err(|e| Error::MalformedSpec {
+            message: e.to_string(),
+        })?;
+        Self::from_json_value(&value)
+    }
+
+    /// Validate an already-parsed JSON specification.
+    ///
+    /// # Errors
+    /// As [`CompositionSpec::from_json_str`].
+    pub fn from_json_value(value: &Value) -> Result<Self> {
+        let object = value.as_object().ok_or_else(|| Error::MalformedSpec {
+            message: "the specification must be a JSON object with an \"events\" list".into(),
+        })?;
+        reject_unknown_keys(object, "", &["neighbouring", "events"])?;
+        let neighbouring = match object.get("neighbouring") {
+            None | Some(Value::Null) => Neighbouring::AddRemove,
+            Some(Value::String(s)) if s == "add_remove" => Neighbouring::AddRemove,
+            Some(Value::String(s)) if s == "replace" => Neighbouring::Replace,
+            Some(other) => {
+                return Err(Error::invalid(
+                    "neighbouring",
+                    other,
+                    "\"add_remove\" or \"replace\"",
+                ))
+            }
+        };
+        let events = match object.get("events") {
+            Some(Value::Array(events)) => events,
+            Some(other) => return Err(Error::invalid("events", other, "a non-empty list")),
+            None => return Err(Error::MissingParameter {
+                name: "events".into(),
+                hint:
+                    "list the released events, e.g. [{\"mechanism\": \"gaussian\", \"sigma\": 1}]"
+                        .into(),
+            }),
+        };
+        if events.is_empty() {
+            return Err(Error::invalid("events", "[]", "a non-empty list"));
+        }
+        let events = events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| parse_event(e, &format!("events[{i}]"), neighbouring))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(CompositionSpec {
+            neighbouring,
+            events,
+        })
+    }
+
+    /// `steps` runs of a Poisson-subsampled Gaussian (DP-SGD), add/remove neighbouring.
+    ///
+    /// # Errors
+    /// As the corresponding JSON fields.
+    pub fn dp_sgd(sigma: f64, sampling_rate: f64, steps: u64, sensitivity: f64) -> Result<Self> {
+        let value = serde_json::json!({
+            "neighbouring": "add_remove",
+            "events": [{
+                "mechanism": "gaussian", "sigma": sigma, "sensitivity": sensitivity,
+                "sampling": {"poisson": sampling_rate}, "count": steps
+            }]
+        });
+        Self::from_json_value(&value).map_err(|e| match e {
+            // Report the flag-level names for values that came from flags.
+            Error::InvalidParameter {
+                name,
+                value,
+                requirement,
+            } => Error::InvalidParameter {
+                name: name
+                    .replace("events[0].", "")
+                    .replace("sampling.poisson", "sampling_rate"),
+                value,
+                requirement,
+            },
+            other => other,
+        })
+    }
+
+    /// Total number of mechanism runs (Σ count).
+    pub fn total_count(&self) -> u64 {
+        self.events.iter().map(|e| e.count).sum()
+    }
+}
+
+fn reject_unknown_keys(object: &Map<String, Value>, path: &str, allowed: &[&str]) -> Result<()> {
+    for key in object.keys() {
+        if !allowed.contains(&key.as_str()) {
+            let field = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            return Err(Error::Incompatible {
+                field,
+                reason: format!("unknown field; expected one of: {}", allowed.join(", ")),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn parse_event(value: &Value, path: &str, neighbouring: Neighbouring) -> Result<Event> {
+    let object = value.as_object().ok_or_else(|| Error::MalformedSpec {
+        message: format!("{path} must be a JSON object, got {value}"),
+    })?;
+    let name = match object.get("mechanism") {
+        Some(Value::String(name)) => name.as_str(),
+        Some(other) => {
+            return Err(Error::invalid(
+                format!("{path}.mechanism"),
+                other,
+                "a mechanism name such as \"gaussian\"",
+            ))
+        }
+        None => {
+            return Err(Error::MissingParameter {
+                name: format!("{path}.mechanism"),
+                hint: "name the mechanism, e.g. \"gaussian\"".into(),
+            })
+        }
+    };
+    let mechanism = match name {
+        "gaussian" => {
+            reject_unknown_keys(
+                object,
+                path,
+                &["mechanism", "sigma", "sensitivity", "sampling", "count"],
+            )?;
+            MechanismSpec::Gaussian {
+                sigma: positive(object, path, "sigma", None)?,
+                sensitivity: positive(object, path, "sensitivity", Some(1.0))?,
+            }
+        }
+        planned if PLANNED_MECHANISMS.contains(&planned) => {
+            return Err(Error::NotImplemented {
+                field: format!("{path}.mechanism"),
+                what: format!("mechanism {planned:?}"),
+                detail: ": this version accounts for \"gaussian\" events only".into(),
+            })
+        }
+        unknown => {
+            return Err(Error::UnknownMechanism {
+                field: format!("{path}.mechanism"),
+                name: unknown.to_string(),
+                expected: std::iter::once("gaussian")
+                    .chain(PLANNED_MECHANISMS)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+        }
+    };
+    let sampling = parse_sampling(object.get("sampling"), path, neighbouring)?;
+    let count = parse_count(object.get("count"), path)?;
+    Ok(Event {
+        mechanism,
+        sampling,
+        count,
+    })
+}
+
+fn positive(
+    object: &Map<String, Value>,
+    path: &str,
+    key: &str,
+    default: Option<f64>,
+) -> Result<f64> {
+    let name = format!("{path}.{key}");
+    match (object.get(key), default) {
+        (None, Some(d)) | (Some(Value::Null), Some(d)) => Ok(d),
+        (None, None) | (Some(Value::Null), None) => Err(Error::MissingParameter {
+            name,
+            hint: format!("give {key} as a number > 0"),
+        }),
+        (Some(Value::Number(n)), _) => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            if x.is_finite() && x > 0.0 {
+                Ok(x)
+            } else {
+                Err(Error::invalid(name, x, "a finite number > 0"))
+            }
+        }
+        (Some(other), _) => Err(Error::invalid(name, other, "a finite number > 0")),
+    }
+}
+
+fn parse_count(value: Option<&Value>, path: &str) -> Result<u64> {
+    let name = format!("{path}.count");
+    let requirement = "a whole number ≥ 1 (at most 10^12)";
+    match value {
+        None | Some(Value::Null) => Ok(1),
+        Some(Value::Number(n)) => {
+            if let Some(k) = n.as_u64() {
+                if (1..=MAX_COUNT).contains(&k) {
+                    return Ok(k);
+                }
+                return Err(Error::invalid(name, k, requirement));
+            }
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            if x.fract() == 0.0 && x >= 1.0 && x <= MAX_COUNT as f64 {
+                Ok(x as u64)
+            } else {
+                Err(Error::invalid(name, n, requirement))
+            }
+        }
+        Some(other) => Err(Error::invalid(name, other, requirement)),
+    }
+}
+
+fn parse_sampling(
+    value: Option<&Value>,
+    path: &str,
+    neighbouring: Neighbouring,
+) -> Result<Sampling> {
+    let name = format!("{path}.sampling");
+    let object =
+        match value {
+            None | Some(Value::Null) => return Ok(Sampling::None),
+            Some(Value::Object(o)) => o,
+            Some(other) => return Err(Error::invalid(
+                name,
+                other,
+                "{\"poisson\": q} or {\"fixed_batch\": {\"batch_size\": m, \"dataset_size\": n}}",
+            )),
+        };
+    if object.len() != 1 {
+        return Err(Error::invalid(
+            name,
+            Value::Object(object.clone()),
+            "exactly one of \"poisson\" or \"fixed_batch\"",
+        ));
+    }
+    if let Some(q) = object.get("poisson") {
+        let field = format!("{name}.poisson");
+        let q = match q {
+            Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+            Value::Null => {
+                return Err(Error::MissingParameter {
+                    name: field,
+                    hint: "give the sampling rate q with 0 < q ≤ 1".into(),
+                })
+            }
+            other => return Err(Error::invalid(field, other, "a number in (0, 1]")),
+        };
+        if !(q > 0.0 && q <= 1.0) {
+            return Err(Error::invalid(field, q, "a number in (0, 1]"));
+        }
+        if neighbouring == Neighbouring::Replace {
+            return Err(Error::Incompatible {
+                field,
+                reason: "Poisson sampling is accounted under \"add_remove\" neighbouring; \
+                         use \"fixed_batch\" sampling for \"replace\""
+                    .into(),
+            });
+        }
+        return Ok(Sampling::Poisson(q));
+    }
+    if let Some(batch) = object.get("fixed_batch") {
+        let field = format!("{name}.fixed_batch");
+        let batch = batch.as_object().ok_or_else(|| {
+            Error::invalid(
+                field.clone(),
+                batch,
+                "{\"batch_size\": m, \"dataset_size\": n}",
+            )
+        })?;
+        reject_unknown_keys(batch, &field, &["batch_size", "dataset_size"])?;
+        let whole = |key: &str| -> Result<u64> {
+            match batch.get(key).and_then(Value::as_u64) {
+                Some(v) if v >= 1 => Ok(v),
+                _ => Err(Error::invalid(
+                    format!("{field}.{key}"),
+                    batch.get(key).cloned().unwrap_or(Value::Null),
+                    "a whole number ≥ 1",
+                )),
+            }
+        };
+        let (m, n) = (whole("batch_size")?, whole("dataset_size")?);
+        if m > n {
+            return Err(Error::Incompatible {
+                field,
+                reason: format!("batch_size {m} exceeds dataset_size {n}"),
+            });
+        }
+        if neighbouring != Neighbouring::Replace {
+            return Err(Error::Incompatible {
+                field,
+                reason: "sampling without replacement is accounted under \"replace\" \
+                         neighbouring; set \"neighbouring\": \"replace\""
+                    .into(),
+            });
+        }
+        return Err(Error::NotImplemented {
+            field,
+            what: "fixed_batch sampling".into(),
+            detail: ": use Poisson sampling with add_remove neighbouring for now".into(),
+        });
+    }
+    Err(Error::invalid(
+        name,
+        Value::Object(object.clone()),
+        "exactly one of \"poisson\" or \"fixed_batch\"",
+    ))
+}
