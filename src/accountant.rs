@@ -17,14 +17,16 @@ use serde::Serialize;
 /// How tight the bracket must be.
 ///
 /// An ε bracket is accepted when `upper − lower ≤ max(relative·upper, absolute_epsilon)`;
-/// a δ bracket when `upper − lower ≤ max(relative·upper, absolute_delta)`.
+/// a δ bracket when `upper − lower ≤ max(relative_delta·upper, absolute_delta)`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Tolerance {
-    /// Relative width (default 1e-3).
+    /// Relative width for ε brackets (default 1e-3).
     pub relative: f64,
     /// Absolute width for ε brackets, used when ε is small (default 1e-4).
     pub absolute_epsilon: f64,
-    /// Absolute width for δ brackets (default 1e-15).
+    /// Relative width for δ brackets (default 1e-4: δ is far more sensitive than ε).
+    pub relative_delta: f64,
+    /// Absolute width for δ brackets (default 1e-18).
     pub absolute_delta: f64,
 }
 
@@ -33,7 +35,8 @@ impl Default for Tolerance {
         Tolerance {
             relative: 1e-3,
             absolute_epsilon: 1e-4,
-            absolute_delta: 1e-15,
+            relative_delta: 1e-4,
+            absolute_delta: 1e-18,
         }
     }
 }
@@ -81,6 +84,7 @@ pub struct Settings {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EpsilonAnswer {
     /// The δ asked about.
+    #[serde(serialize_with = "crate::report_number::serialize")]
     pub delta: f64,
     /// Guaranteed bracket on the smallest ε with (ε, δ)-DP.
     pub epsilon: Bracket,
@@ -92,6 +96,7 @@ pub struct EpsilonAnswer {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DeltaAnswer {
     /// The ε asked about.
+    #[serde(serialize_with = "crate::report_number::serialize")]
     pub epsilon: f64,
     /// Guaranteed bracket on the smallest δ with (ε, δ)-DP.
     pub delta: Bracket,
@@ -103,6 +108,35 @@ pub struct DeltaAnswer {
 const MAX_REFINEMENTS: u32 = 6;
 /// Largest default truncation mass; it is lowered to 1e-9·δ for small δ.
 const DEFAULT_TAIL_MASS: f64 = 1e-14;
+/// Default truncation mass for δ queries (lowered further only when δ < 1e-11).
+const DELTA_QUERY_TAIL_MASS: f64 = 1e-20;
+/// Smallest default truncation mass (below it, tails are cut where f64 underflows anyway).
+const MIN_TAIL_MASS: f64 = 1e-300;
+
+/// Below this δ, self-compositions add tilted FFT powers so the tail is accurate in relative
+/// terms (the plain FFT's round-off floor, ~1e-11 summed over a tail, would dominate).
+const TILT_BELOW_DELTA: f64 = 2e-6;
+/// Number of tilted powers used then.
+const TAIL_TILTS: usize = 3;
+
+/// Grid settings of one evaluation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Grid {
+    step: f64,
+    tail_mass: f64,
+    tilts: usize,
+}
+
+/// Grid refinement stops before a composed grid would hold more points than this.
+const MAX_REFINED_POINTS: usize = 1 << 21;
+
+/// The result of one evaluation at one grid.
+struct Evaluation {
+    bracket: Bracket,
+    worse_direction: &'static str,
+    /// Largest number of grid points among the composed PMFs.
+    points: usize,
+}
 
 /// One ordered neighbouring pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,6 +175,7 @@ impl Accountant {
         for (name, v) in [
             ("tolerance.relative", t.relative),
             ("tolerance.absolute_epsilon", t.absolute_epsilon),
+            ("tolerance.relative_delta", t.relative_delta),
             ("tolerance.absolute_delta", t.absolute_delta),
         ] {
             if !(v.is_finite() && v >= 0.0) {
@@ -185,9 +220,14 @@ impl Accountant {
         let tail_mass = self
             .options
             .tail_mass
-            .unwrap_or(DEFAULT_TAIL_MASS.min(1e-9 * delta));
+            .unwrap_or((1e-9 * delta).clamp(MIN_TAIL_MASS, DEFAULT_TAIL_MASS));
+        let tilts = if delta < TILT_BELOW_DELTA {
+            TAIL_TILTS
+        } else {
+            0
+        };
         let (epsilon, settings) =
-            self.refine(tail_mass, |pmf| pmf.epsilon_for_delta(delta), target)?;
+            self.refine(tail_mass, tilts, |pmf| pmf.epsilon_for_delta(delta), target)?;
         Ok(EpsilonAnswer {
             delta,
             epsilon,
@@ -205,7 +245,8 @@ impl Accountant {
             return Err(Error::invalid("epsilon", epsilon, "a number ≥ 0"));
         }
         let tolerance = self.options.tolerance;
-        let target = |b: &Bracket| (tolerance.relative * b.upper).max(tolerance.absolute_delta);
+        let target =
+            |b: &Bracket| (tolerance.relative_delta * b.upper).max(tolerance.absolute_delta);
         if let Some(mu) = self.plan.analytic_mu() {
             let delta = analytic_gaussian::delta_for_epsilon(mu, epsilon);
             return Ok(DeltaAnswer {
@@ -214,14 +255,35 @@ impl Accountant {
                 settings: Settings::analytic(tolerance, delta, target(&delta)),
             });
         }
-        let mut tail_mass = self.options.tail_mass.unwrap_or(DEFAULT_TAIL_MASS);
+        // δ is not known in advance: start far below any δ worth reporting, so that queries at
+        // different ε share the same settings unless δ is tiny.
+        let mut tail_mass = self.options.tail_mass.unwrap_or(DELTA_QUERY_TAIL_MASS);
+        let mut tilts = 0;
+        let mut passes = 0;
         loop {
-            let (delta, settings) =
-                self.refine(tail_mass, |pmf| pmf.delta_for_epsilon(epsilon), target)?;
-            // Tiny δ: truncation must be far below it to keep the bracket relative.
-            let wanted = 1e-9 * delta.lower;
-            if self.options.tail_mass.is_none() && wanted < tail_mass && wanted > 1e-300 {
-                tail_mass = wanted;
+            passes += 1;
+            let (delta, settings) = self.refine(
+                tail_mass,
+                tilts,
+                |pmf| pmf.delta_for_epsilon(epsilon),
+                target,
+            )?;
+            // Tiny δ: truncation must be far below it, and the tail computed in relative terms.
+            let reference = if delta.lower > 0.0 {
+                delta.lower
+            } else {
+                delta.upper
+            };
+            let wanted = (1e-9 * reference).max(MIN_TAIL_MASS);
+            let retruncate = self.options.tail_mass.is_none() && wanted < 0.1 * tail_mass;
+            let retilt = tilts == 0 && delta.upper < TILT_BELOW_DELTA;
+            if (retruncate || retilt) && passes < 4 {
+                if retruncate {
+                    tail_mass = wanted;
+                }
+                if retilt {
+                    tilts = TAIL_TILTS;
+                }
                 continue;
             }
             return Ok(DeltaAnswer {
@@ -238,12 +300,17 @@ impl Accountant {
     /// Grid and range errors from discretization and composition.
     pub fn pld(&self, step: f64, tail_mass: f64) -> Result<BracketedPld> {
         let symmetric = self.plan.sampled.is_empty();
+        let grid = Grid {
+            step,
+            tail_mass,
+            tilts: 0,
+        };
         let direction = |bound| -> Result<PrivacyLossDistribution> {
-            let remove = self.composed(bound, Direction::Remove, step, tail_mass)?;
+            let remove = self.composed(bound, Direction::Remove, grid)?;
             let add = if symmetric {
                 None
             } else {
-                Some(self.composed(bound, Direction::Add, step, tail_mass)?)
+                Some(self.composed(bound, Direction::Add, grid)?)
             };
             PrivacyLossDistribution::from_pmfs(remove, add)
         };
@@ -254,13 +321,12 @@ impl Accountant {
     }
 
     /// The composition's PMF in one direction and one bound.
-    fn composed(
-        &self,
-        bound: Bound,
-        direction: Direction,
-        step: f64,
-        tail_mass: f64,
-    ) -> Result<GridPmf> {
+    fn composed(&self, bound: Bound, direction: Direction, grid: Grid) -> Result<GridPmf> {
+        let Grid {
+            step,
+            tail_mass,
+            tilts,
+        } = grid;
         let mut parts = Vec::new();
         if let Some(mu) = self.plan.gaussian_mu {
             let single = PrivacyLossDistribution::from_mechanism(
@@ -285,7 +351,7 @@ impl Accountant {
                 Direction::Remove => single.remove(),
                 Direction::Add => single.add(),
             };
-            parts.push(pmf.self_compose(count, tail_mass)?);
+            parts.push(pmf.self_compose_tilted(count, tail_mass, tilts)?);
         }
         compose_all(parts, tail_mass)
     }
@@ -298,59 +364,63 @@ impl Accountant {
     /// maximum over directions, so when that bound does not exceed REMOVE's upper bound, ADD
     /// cannot change either end of the bracket (the lower end stays valid because the
     /// maximum is at least REMOVE's value). Otherwise ADD is computed at full resolution too.
-    fn evaluate(
-        &self,
-        step: f64,
-        tail_mass: f64,
-        query: &(dyn Fn(&GridPmf) -> f64 + Sync),
-    ) -> Result<(Bracket, &'static str)> {
+    fn evaluate(&self, grid: Grid, query: &(dyn Fn(&GridPmf) -> f64 + Sync)) -> Result<Evaluation> {
         let symmetric = self.plan.sampled.is_empty();
-        let both = |direction: Direction| -> Result<(f64, f64)> {
+        // (value, number of grid points) of one direction in one bound.
+        let run = |bound, direction, grid| -> Result<(f64, usize)> {
+            self.composed(bound, direction, grid)
+                .map(|pmf| (query(&pmf), pmf.len()))
+        };
+        let both = |direction: Direction| -> Result<(Bracket, usize)> {
             let (upper, lower) = std::thread::scope(|scope| {
-                let lower = scope.spawn(|| {
-                    self.composed(Bound::Lower, direction, step, tail_mass)
-                        .map(|pmf| query(&pmf))
-                });
-                let upper = self
-                    .composed(Bound::Upper, direction, step, tail_mass)
-                    .map(|pmf| query(&pmf));
+                let lower = scope.spawn(|| run(Bound::Lower, direction, grid));
+                let upper = run(Bound::Upper, direction, grid);
                 (upper, lower.join())
             });
-            let lower = lower.map_err(|_| Error::IncompatibleDistributions {
+            let (lower, lower_points) = lower.map_err(|_| Error::IncompatibleDistributions {
                 reason: "the lower-bound computation panicked".into(),
             })??;
-            Ok((upper?, lower))
+            let (upper, upper_points) = upper?;
+            Ok((Bracket { upper, lower }, upper_points.max(lower_points)))
         };
-        let (remove_upper, remove_lower) = both(Direction::Remove)?;
-        let remove = Bracket {
-            upper: remove_upper,
-            lower: remove_lower.min(remove_upper),
-        };
+        let (remove, points) = both(Direction::Remove)?;
         if symmetric {
-            return Ok((remove, "both"));
+            return Ok(Evaluation {
+                bracket: remove,
+                worse_direction: "both",
+                points,
+            });
         }
-        let coarse_add =
-            query(&self.composed(Bound::Upper, Direction::Add, 2.0 * step, tail_mass)?);
-        if coarse_add <= remove.upper {
-            return Ok((remove, "remove"));
-        }
-        let (add_upper, add_lower) = both(Direction::Add)?;
-        let add = Bracket {
-            upper: add_upper,
-            lower: add_lower.min(add_upper),
+        let coarse = Grid {
+            step: 2.0 * grid.step,
+            ..grid
         };
-        let worse = if add.upper > remove.upper {
+        let (coarse_add, _) = run(Bound::Upper, Direction::Add, coarse)?;
+        if coarse_add <= remove.upper {
+            return Ok(Evaluation {
+                bracket: remove,
+                worse_direction: "remove",
+                points,
+            });
+        }
+        let (add, add_points) = both(Direction::Add)?;
+        let worse_direction = if add.upper > remove.upper {
             "add"
         } else {
             "remove"
         };
-        Ok((remove.max(add), worse))
+        Ok(Evaluation {
+            bracket: remove.max(add),
+            worse_direction,
+            points: points.max(add_points),
+        })
     }
 
     /// Compute at a grid step, refining it until the bracket meets the tolerance.
     fn refine(
         &self,
         tail_mass: f64,
+        tilts: usize,
         query: impl Fn(&GridPmf) -> f64 + Sync,
         target: impl Fn(&Bracket) -> f64,
     ) -> Result<(Bracket, Settings)> {
@@ -358,14 +428,26 @@ impl Accountant {
         let mut step = fixed.unwrap_or_else(|| self.plan.initial_step());
         let mut refinements = 0;
         loop {
-            let (bracket, worse_direction) = self.evaluate(step, tail_mass, &query)?;
+            let grid = Grid {
+                step,
+                tail_mass,
+                tilts,
+            };
+            let Evaluation {
+                bracket,
+                worse_direction,
+                points,
+            } = self.evaluate(grid, &query)?;
             let width = bracket.width();
             let wanted = target(&bracket);
             let met = width <= wanted;
             let give_up =
                 fixed.is_some() || met || !width.is_finite() || refinements >= MAX_REFINEMENTS;
             let next = step * (0.95 * (wanted / width).sqrt()).clamp(0.1, 0.8);
-            if give_up || !self.plan.fits(next, tail_mass) {
+            // The composed grids grow like 1/step: stop before one would exceed the budget.
+            let too_large =
+                points as f64 * (step / next) > MAX_REFINED_POINTS as f64 || !self.plan.fits(next);
+            if give_up || too_large {
                 return Ok((
                     bracket,
                     Settings {
@@ -488,7 +570,7 @@ impl Plan {
     }
 
     /// Whether a grid of this step stays within the size limits (rough, per mechanism).
-    fn fits(&self, step: f64, _tail_mass: f64) -> bool {
+    fn fits(&self, step: f64) -> bool {
         let widest = self
             .sampled
             .iter()

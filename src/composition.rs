@@ -7,7 +7,7 @@ use crate::fft_convolution::{convolve, self_convolve_window};
 use crate::grid_pmf::{GridPmf, MAX_ABS_LOSS};
 
 /// Largest number of points a composed PMF may hold.
-pub const MAX_COMPOSED_POINTS: u64 = 1 << 25;
+pub const MAX_COMPOSED_POINTS: u64 = 1 << 23;
 
 /// Tilts (in nats⁻¹) tried by the Chernoff tail bound that sizes a self-composition window.
 const CHERNOFF_TILTS: [f64; 14] = [
@@ -40,6 +40,7 @@ impl GridPmf {
             });
         }
         let conv = convolve(&self.probs, &other.probs);
+        let noise = conv.roundoff_floor;
         let (fa, fb) = (self.finite_mass(), other.finite_mass());
         let (ma, mb) = (self.infinity_mass, other.infinity_mass);
         let halves = self.half_offset as i64 + other.half_offset as i64;
@@ -53,11 +54,27 @@ impl GridPmf {
                 + other.roundoff_l2 * fa.max(1.0)
                 + self.roundoff_l2 * other.roundoff_l2
                 + conv.roundoff_l2,
+            roundoff_floor: self.roundoff_floor * fb.max(1.0)
+                + other.roundoff_floor * fa.max(1.0)
+                + self.roundoff_floor * other.roundoff_floor
+                + noise,
             excess_mass: self.excess_mass + other.excess_mass,
-            folded_entries: self.folded_entries + other.folded_entries,
+            // Earlier folds' errors are spread over the result by the convolution: charge
+            // their total everywhere from now on.
+            folded_top: self.folded_top
+                + self.folded_bottom
+                + other.folded_top
+                + other.folded_bottom,
+            folded_bottom: 0,
+            folded_error: self.folded_error + other.folded_error,
             half_offset: halves % 2 == 1,
             loss_allowance: self.loss_allowance + other.loss_allowance,
+            entry_errors: None,
         };
+        if tail_mass > 0.0 {
+            out.fold_noise_floor(noise);
+            out.restore_validity(self.q_mass() * other.q_mass());
+        }
         out.truncate_tails(tail_mass);
         out.check_range()?;
         Ok(out)
@@ -79,6 +96,22 @@ impl GridPmf {
     /// # Errors
     /// [`Error::InvalidParameter`] if k = 0; [`Error::GridTooLarge`] if the window is too wide.
     pub fn self_compose(&self, k: u64, tail_mass: f64) -> Result<GridPmf> {
+        self.self_compose_tilted(k, tail_mass, 0)
+    }
+
+    /// [`GridPmf::self_compose`] with extra FFT powers of exponentially tilted copies, which
+    /// make the upper tail accurate in relative terms (for δ down to ~1e-12 and below).
+    ///
+    /// Tilting by θ (`pᵢ ↦ pᵢ e^{θ lᵢ}`) commutes with convolution, so the k-fold power of
+    /// the tilted PMF, untilted entry by entry, is the same result; its absolute round-off at
+    /// loss l is the tilted round-off times `e^{θ(k·l_max − l)}`, tiny in the upper tail. With
+    /// `tilts` = n > 0, n tilts spread up to the saddle point of the window's top end are
+    /// computed and every entry is taken from the computation with the smallest error bound,
+    /// which is recorded per entry.
+    ///
+    /// # Errors
+    /// As [`GridPmf::self_compose`].
+    pub fn self_compose_tilted(&self, k: u64, tail_mass: f64, tilts: usize) -> Result<GridPmf> {
         if k == 0 {
             return Err(Error::invalid("count", 0, "at least 1"));
         }
@@ -95,7 +128,23 @@ impl GridPmf {
             limit: MAX_COMPOSED_POINTS,
             hint: "too many compositions for this grid".into(),
         })?;
-        let window = chernoff_window(&self.probs, self.step, k, tail_mass, full_top);
+        let mut window = chernoff_window(&self.probs, self.step, k, tail_mass, full_top);
+        if tilts > 0 {
+            // Tilted copies put their mass near the top of the window: extend the window so
+            // that little of it wraps around (tails τ² instead of τ), keeping the tilts aimed
+            // at the saddle point of the original top end.
+            let wide = chernoff_window(
+                &self.probs,
+                self.step,
+                k,
+                (tail_mass * tail_mass).max(1e-300),
+                full_top,
+            );
+            window = Window {
+                saddle_tilt: window.saddle_tilt,
+                ..wide
+            };
+        }
         let len = window.top - window.bottom + 1;
         if len > MAX_COMPOSED_POINTS {
             return Err(Error::GridTooLarge {
@@ -107,27 +156,175 @@ impl GridPmf {
         let conv = self_convolve_window(&self.probs, k, window.bottom, len as usize);
         let f = self.finite_mass();
         let kf = k as f64;
+        let halves = if self.half_offset { k } else { 0 };
+        let offset = self.offset * k as i64 + window.bottom as i64 + (halves / 2) as i64;
+        let half_offset = halves % 2 == 1;
         let mut infinity_mass = power_infinity_mass(f, self.infinity_mass, k);
         let mut excess_mass = kf * self.excess_mass;
         match self.bound {
             Bound::Upper => infinity_mass += window.mass_above,
             Bound::Lower => excess_mass += window.mass_below,
         }
-        let halves = if self.half_offset { k } else { 0 };
-        let out = GridPmf {
+        let mut out = GridPmf {
             step: self.step,
-            offset: self.offset * k as i64 + window.bottom as i64 + (halves / 2) as i64,
+            offset,
             probs: conv.values,
             infinity_mass,
             bound: self.bound,
             roundoff_l2: kf * self.roundoff_l2 * f.max(1.0).powf(kf - 1.0) + conv.roundoff_l2,
+            roundoff_floor: kf * self.roundoff_floor * f.max(1.0).powf(kf - 1.0)
+                + conv.roundoff_floor,
             excess_mass,
-            folded_entries: k * self.folded_entries,
-            half_offset: halves % 2 == 1,
+            folded_top: k * (self.folded_top + self.folded_bottom),
+            folded_bottom: 0,
+            folded_error: kf * self.folded_error,
+            half_offset,
             loss_allowance: kf * self.loss_allowance,
+            entry_errors: None,
         };
+        if tilts > 0 && self.entry_errors.is_none() {
+            out.refine_tail(self, k, &window, tilts);
+        }
+        if tail_mass > 0.0 {
+            out.fold_noise_floor(out.roundoff_floor);
+            let q_mass = self.q_mass();
+            out.restore_validity((kf * (q_mass - 1.0).ln_1p()).exp());
+        }
         out.check_range()?;
         Ok(out)
+    }
+
+    /// Replace entries by those of tilted FFT powers where that bounds their error better
+    /// (see [`GridPmf::self_compose_tilted`]). `single` is the PMF that was composed.
+    fn refine_tail(&mut self, single: &GridPmf, k: u64, window: &Window, tilts: usize) {
+        let untilted_per_entry = self.roundoff_floor;
+        let kf = k as f64;
+        let len = self.probs.len();
+        // Every entry's error: the untilted uniform bound, plus (upper PMFs) the mass below
+        // the window, which may otherwise be lost when its wrapped copy is replaced.
+        let mut errors = vec![untilted_per_entry; len];
+        if self.bound == Bound::Upper {
+            self.probs[0] += window.mass_below;
+        }
+        let mut replaced_sq = 0.0;
+        for t in 1..=tilts {
+            // Below the saddle tilt of the window top: at the saddle itself half the tilted
+            // mass would lie beyond the window and wrap around.
+            let theta = window.saddle_tilt * t as f64 / (tilts + 1) as f64;
+            if !(theta > 0.0 && theta.is_finite()) {
+                continue;
+            }
+            // p̃ᵢ = pᵢ e^{θ lᵢ − a} with a = ln Σ pᵢ e^{θ lᵢ}, so p̃ is a probability vector.
+            let exponents: Vec<f64> = (0..single.len()).map(|i| theta * single.loss(i)).collect();
+            let shift = exponents.iter().fold(f64::NEG_INFINITY, |m, &e| m.max(e));
+            let scaled: Vec<f64> = single
+                .probs
+                .iter()
+                .zip(&exponents)
+                .map(|(p, e)| p * (e - shift).exp())
+                .collect();
+            let log_normalizer =
+                shift + crate::summation::neumaier_sum(scaled.iter().copied()).ln();
+            if !log_normalizer.is_finite() {
+                continue;
+            }
+            let tilted: Vec<f64> = single
+                .probs
+                .iter()
+                .zip(&exponents)
+                .map(|(p, e)| p * (e - log_normalizer).exp())
+                .collect();
+            let conv = self_convolve_window(&tilted, k, window.bottom, len);
+            // Mass of the tilted k-fold sum outside the window wraps into it.
+            let aliased = tilted_window_leak(&tilted, single.step, k, window);
+            let per_entry = conv.roundoff_floor + aliased;
+            for (i, value) in conv.values.iter().enumerate() {
+                // Untilt: r = r̃ · e^{k·a − θ l}.
+                let factor = (kf * log_normalizer - theta * self.loss(i)).exp();
+                let bound = per_entry * factor;
+                if bound < errors[i] {
+                    errors[i] = bound;
+                    self.probs[i] = value * factor;
+                }
+            }
+        }
+        for e in &errors {
+            if *e < untilted_per_entry {
+                replaced_sq += e * e;
+            }
+        }
+        // The ℓ2 bound must cover the mixed vector: untilted errors plus replaced entries.
+        self.roundoff_l2 += replaced_sq.sqrt();
+        self.entry_errors = Some(errors);
+    }
+
+    /// Remove the FFT noise floor at the low-loss end, where `e^{−l}` would magnify it.
+    ///
+    /// Entries below the first one that exceeds 16× its round-off bound carry no information
+    /// (their true values are smaller than the noise). An upper PMF moves their mass up onto
+    /// that entry (always pessimistic); a lower PMF drops it (always optimistic). Skipped
+    /// when the caller asks for no truncation at all (`tail_mass = 0`).
+    pub(crate) fn fold_noise_floor(&mut self, per_entry: f64) {
+        let bound = |i: usize| -> f64 {
+            self.entry_errors
+                .as_ref()
+                .map_or(per_entry, |errors| errors[i].min(per_entry))
+        };
+        let first = match (0..self.probs.len()).find(|&i| self.probs[i] > 16.0 * bound(i)) {
+            Some(0) | None => return,
+            Some(i) => i,
+        };
+        let folded: f64 = self.probs[..first].iter().sum();
+        if self.bound == Bound::Upper {
+            self.probs[first] += folded;
+        }
+        self.probs.drain(..first);
+        if let Some(errors) = self.entry_errors.as_mut() {
+            // The folded entries' errors now sit in the entry they were folded into.
+            let moved: f64 = errors.drain(..first).sum();
+            errors[0] += moved;
+        } else {
+            self.folded_bottom += first as u64;
+        }
+        self.offset += first as i64;
+    }
+
+    /// Fold the lowest losses of an upper PMF up until `Σ p e^{−l}` is back at its exact value.
+    ///
+    /// Composition multiplies `Σ p e^{−l}` (the Q-mass covered, ≤ 1 for a valid PMF), so its
+    /// exact value after composing is known (`expected`). FFT noise in the low-loss entries,
+    /// magnified by `e^{−l}`, can push the computed sum above it; moving the lowest entries'
+    /// mass up onto the first entry that restores the sum is pessimistic and fixes it.
+    pub(crate) fn restore_validity(&mut self, expected: f64) {
+        if self.bound != Bound::Upper || self.probs.is_empty() {
+            return;
+        }
+        let allowed = expected * (1.0 + 1e-13);
+        let total = self.q_mass();
+        if total <= allowed {
+            return;
+        }
+        let mut moved_mass = 0.0;
+        let mut moved_q = 0.0;
+        for i in 0..self.probs.len() {
+            let weight = (-self.loss(i)).exp();
+            if total - moved_q + moved_mass * weight <= allowed {
+                if i > 0 {
+                    self.probs[i] += moved_mass;
+                    self.probs.drain(..i);
+                    if let Some(errors) = self.entry_errors.as_mut() {
+                        let folded: f64 = errors.drain(..i).sum();
+                        errors[0] += folded;
+                    } else {
+                        self.folded_bottom += i as u64;
+                    }
+                    self.offset += i as i64;
+                }
+                return;
+            }
+            moved_mass += self.probs[i];
+            moved_q += self.probs[i] * weight;
+        }
     }
 
     /// Drop (or fold) the largest prefix and suffix with mass at most `tail_mass / 2` each,
@@ -152,8 +349,7 @@ impl GridPmf {
             lo = hi.saturating_sub(1);
             mass_lo = self.probs[..lo].iter().sum();
         }
-        let folded = (lo + (n - hi)) as u64;
-        if folded == 0 {
+        if lo == 0 && hi == n {
             return;
         }
         let mut kept = self.probs[lo..hi].to_vec();
@@ -169,7 +365,19 @@ impl GridPmf {
         }
         self.offset += lo as i64;
         self.probs = kept;
-        self.folded_entries += folded;
+        match self.entry_errors.take() {
+            Some(errors) => {
+                // Bottom folds land in the first kept entry; top folds are charged always.
+                let mut kept_errors = errors[lo..hi].to_vec();
+                kept_errors[0] += errors[..lo].iter().sum::<f64>();
+                self.folded_error += errors[hi..].iter().sum::<f64>();
+                self.entry_errors = Some(kept_errors);
+            }
+            None => {
+                self.folded_bottom += lo as u64;
+                self.folded_top += (n - hi) as u64;
+            }
+        }
     }
 
     fn check_compatible(&self, other: &GridPmf) -> Result<()> {
@@ -220,6 +428,8 @@ struct Window {
     mass_above: f64,
     /// Bound on the mass of the k-fold sum below `bottom`.
     mass_below: f64,
+    /// The tilt (nats⁻¹) that gave the best bound at the top end: the saddle point there.
+    saddle_tilt: f64,
 }
 
 /// Chernoff window for the k-fold sum of the PMF `p` (index units, relative to its start).
@@ -229,6 +439,7 @@ fn chernoff_window(p: &[f64], step: f64, k: u64, tail_mass: f64, full_top: u64) 
         top: full_top,
         mass_above: 0.0,
         mass_below: 0.0,
+        saddle_tilt: CHERNOFF_TILTS[CHERNOFF_TILTS.len() / 2],
     };
     if tail_mass <= 0.0 {
         return full;
@@ -238,6 +449,7 @@ fn chernoff_window(p: &[f64], step: f64, k: u64, tail_mass: f64, full_top: u64) 
     let n = p.len();
     let mut best_top = f64::INFINITY;
     let mut best_bottom = f64::NEG_INFINITY;
+    let mut saddle_tilt = CHERNOFF_TILTS[0];
     let mut tilts = Vec::with_capacity(CHERNOFF_TILTS.len());
     for &tilt in &CHERNOFF_TILTS {
         let lambda = tilt * step; // per index
@@ -246,7 +458,11 @@ fn chernoff_window(p: &[f64], step: f64, k: u64, tail_mass: f64, full_top: u64) 
         // ln Σ pᵢ e^{−λ i}, summed from the bottom up.
         let down = log_moment(p.iter(), -lambda);
         if up.is_finite() {
-            best_top = best_top.min((kf * up - log_half_tail) / lambda);
+            let candidate = (kf * up - log_half_tail) / lambda;
+            if candidate < best_top {
+                best_top = candidate;
+                saddle_tilt = tilt;
+            }
         }
         if down.is_finite() {
             best_bottom = best_bottom.max((log_half_tail - kf * down) / lambda);
@@ -288,7 +504,29 @@ fn chernoff_window(p: &[f64], step: f64, k: u64, tail_mass: f64, full_top: u64) 
         } else {
             0.0
         },
+        saddle_tilt,
     }
+}
+
+/// Chernoff bound on the mass of the k-fold sum of `p` (any non-negative vector, e.g. a tilted
+/// PMF) that falls outside `window`: what circular convolution wraps into it.
+fn tilted_window_leak(p: &[f64], step: f64, k: u64, window: &Window) -> f64 {
+    let kf = k as f64;
+    let n = p.len();
+    let mut above = f64::INFINITY;
+    let mut below = f64::INFINITY;
+    for &tilt in &CHERNOFF_TILTS {
+        let lambda = tilt * step;
+        let up = log_moment(p.iter().rev(), -lambda) + lambda * (n - 1) as f64;
+        let down = log_moment(p.iter(), -lambda);
+        above = above.min((kf * up - lambda * (window.top + 1) as f64).exp());
+        if window.bottom > 0 {
+            below = below.min((kf * down + lambda * (window.bottom - 1) as f64).exp());
+        }
+    }
+    let total = (kf * log_moment(p.iter(), 0.0)).exp();
+    let below = if window.bottom > 0 { below } else { 0.0 };
+    (above.min(total) + below.min(total)).min(total)
 }
 
 /// `ln Σ_j v_j r^j` for `r = e^{log_ratio}` (≤ 1), over the values in the order given.

@@ -47,10 +47,14 @@ impl LossBins {
             infinity_mass: self.p_infinity + self.above.0,
             bound: Bound::Upper,
             roundoff_l2: 0.0,
+            roundoff_floor: 0.0,
             excess_mass: 0.0,
-            folded_entries: 0,
+            folded_bottom: 0,
+            folded_top: 0,
+            folded_error: 0.0,
             half_offset: false,
             loss_allowance: 0.0,
+            entry_errors: None,
         }
     }
 }

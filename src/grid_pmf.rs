@@ -25,20 +25,34 @@ pub struct GridPmf {
     pub(crate) probs: Vec<f64>,
     pub(crate) infinity_mass: f64,
     pub(crate) bound: Bound,
-    /// Upper bound on the ℓ2 norm of the absolute rounding error in `probs` (FFT round-off).
+    /// Worst-case a-priori bound on the ℓ2 norm of the absolute FFT round-off in `probs`
+    /// (diagnostic; see [`crate::fft_convolution`]).
     pub(crate) roundoff_l2: f64,
+    /// Estimated round-off floor of every entry of `probs` (see
+    /// [`crate::fft_convolution::Convolved::roundoff_floor`]); charged to δ for every entry
+    /// above ε.
+    pub(crate) roundoff_floor: f64,
     /// Lower PMFs only: mass that may sit at a higher loss than it should (FFT aliasing).
     /// δ read from a lower PMF is reduced by this amount.
     pub(crate) excess_mass: f64,
-    /// Entries folded into a neighbour or into `infinity_mass` by truncation; their round-off
-    /// still counts when bounding the error of δ.
-    pub(crate) folded_entries: u64,
+    /// Entries folded into the first entry by truncation (their round-off is charged to δ
+    /// whenever the first entry is above ε).
+    pub(crate) folded_bottom: u64,
+    /// Entries folded elsewhere (into the top, into `infinity_mass`, or by an earlier
+    /// composition): their round-off is charged to every δ.
+    pub(crate) folded_top: u64,
+    /// Summed per-entry error bounds of entries folded away while `entry_errors` was kept:
+    /// charged to every δ.
+    pub(crate) folded_error: f64,
     /// Whether the grid is shifted by half a step: losses `(offset + i + ½)·step`. Lower
     /// PMFs live on this grid (see [`crate::lumped_atoms`]).
     pub(crate) half_offset: bool,
     /// Lower PMFs only: how far (nats) every stored loss may sit above where a valid lower
     /// bound may put it. ε read from the PMF is lowered by it.
     pub(crate) loss_allowance: f64,
+    /// Optional per-entry bounds on the absolute round-off error of `probs` (from tilted
+    /// self-composition); when present, δ uses whichever of these and the ℓ2 bound is smaller.
+    pub(crate) entry_errors: Option<Vec<f64>>,
 }
 
 impl GridPmf {
@@ -92,10 +106,14 @@ impl GridPmf {
             infinity_mass,
             bound,
             roundoff_l2: 0.0,
+            roundoff_floor: 0.0,
             excess_mass: 0.0,
-            folded_entries: 0,
+            folded_bottom: 0,
+            folded_top: 0,
+            folded_error: 0.0,
             half_offset: false,
             loss_allowance: 0.0,
+            entry_errors: None,
         };
         let total = pmf.total_mass();
         if total > 1.0 + 1e-9 {
@@ -129,9 +147,14 @@ impl GridPmf {
         self.bound
     }
 
-    /// Bound on the ℓ2 norm of the FFT round-off error of `probs`.
+    /// Worst-case bound on the ℓ2 norm of the FFT round-off error of `probs`.
     pub fn roundoff_l2(&self) -> f64 {
         self.roundoff_l2
+    }
+
+    /// Estimated round-off floor of each entry, charged to every δ read from the PMF.
+    pub fn roundoff_floor(&self) -> f64 {
+        self.roundoff_floor
     }
 
     /// For lower PMFs, mass that FFT aliasing may have moved up (subtracted from δ).

@@ -18,9 +18,11 @@ impl GridPmf {
     /// ```text
     /// δ(ε) = m_∞ + Σ_{lᵢ > ε} pᵢ (1 − e^{ε − lᵢ})       (every term ≥ 0: no cancellation)
     /// upper: (δ + R(ε))(1 + 1e-9),   lower: δ(1 − 1e-9) − R(ε) − excess,
-    /// R(ε) = roundoff_l2 · √(2(#{lᵢ > ε} + folded))
+    /// R(ε) = η · #{lᵢ > ε, with the entries folded into them}      (η: round-off floor)
     /// ```
-    /// R bounds the summed FFT round-off of the entries that matter (Cauchy–Schwarz).
+    /// R charges every entry that matters its full round-off floor, as if all errors had the
+    /// same sign (ALGORITHMS.md §5); after a tilted self-composition the recorded per-entry
+    /// errors, which shrink exponentially up the tail, are summed instead.
     ///
     /// # Guarantee
     /// For an `Upper` PMF, an upper bound on the true δ(ε) of the mechanism it was built from;
@@ -42,7 +44,11 @@ impl GridPmf {
                     .enumerate()
                     .map(|(i, &p)| p * -(epsilon - self.loss(start + i)).exp_m1()),
             );
-        self.report_delta(raw, (self.len() - start) as u64)
+        let tail_errors = self
+            .entry_errors
+            .as_ref()
+            .map(|e| neumaier_sum(e[start..].iter().copied()));
+        self.report_delta_with(raw, (self.len() - start) as u64, tail_errors)
     }
 
     /// The smallest ε ≥ 0 at which this PMF's reported δ(ε) is at most `delta`.
@@ -74,7 +80,11 @@ impl GridPmf {
         // Walk down the nodes keeping D_j = δ_raw(l_j) and G_j = Σ_{i ≥ j} p_i e^{l_j − l_i}.
         let mut d = self.infinity_mass;
         let mut g = self.probs[n - 1];
+        let mut tail_errors = self.entry_errors.as_ref().map(|_| 0.0);
         for j in (0..n).rev() {
+            if let (Some(sum), Some(errors)) = (tail_errors.as_mut(), self.entry_errors.as_ref()) {
+                *sum += errors[j];
+            }
             // Region [l_{j−1}, l_j) (for j = 0: below l_0), where δ_raw(ε) = D_j + G_j(1 − e^{ε−l_j})
             // and n − j stored losses exceed ε.
             let count = (n - j) as u64;
@@ -83,8 +93,8 @@ impl GridPmf {
             } else {
                 d + g
             };
-            if self.report_delta(bottom_value, count) > delta {
-                let target = self.raw_target(delta, count);
+            if self.report_delta_with(bottom_value, count, tail_errors) > delta {
+                let target = self.raw_target(delta, count, tail_errors);
                 let frac = if g > 0.0 { (target - d) / g } else { 0.0 };
                 let epsilon = if frac <= 0.0 {
                     self.loss(j)
@@ -105,7 +115,30 @@ impl GridPmf {
 
     /// Apply the round-off, floating-point and aliasing allowances to a raw δ.
     fn report_delta(&self, raw: f64, count_above: u64) -> f64 {
-        let roundoff = self.roundoff_l2 * (2.0 * (count_above + self.folded_entries) as f64).sqrt();
+        self.report_delta_with(raw, count_above, None)
+    }
+
+    /// Round-off charged to δ at ε: the per-entry floor of every entry above ε and of every
+    /// entry folded into one of them by truncation, or, after a tilted self-composition, the
+    /// sum of the recorded per-entry errors above ε (folds included).
+    fn roundoff_allowance(&self, count_above: u64, tail_errors: Option<f64>) -> f64 {
+        let always = self.roundoff_floor * self.folded_top as f64 + self.folded_error;
+        match tail_errors {
+            Some(sum) => sum + always,
+            None => {
+                let bottom = if count_above as usize >= self.len() {
+                    self.folded_bottom
+                } else {
+                    0
+                };
+                self.roundoff_floor * (count_above + bottom) as f64 + always
+            }
+        }
+    }
+
+    /// As `report_delta`, with the summed per-entry error bounds above ε if known.
+    fn report_delta_with(&self, raw: f64, count_above: u64, tail_errors: Option<f64>) -> f64 {
+        let roundoff = self.roundoff_allowance(count_above, tail_errors);
         let value = match self.bound {
             Bound::Upper => (raw + roundoff) * (1.0 + FLOATING_POINT_ALLOWANCE),
             Bound::Lower => raw * (1.0 - FLOATING_POINT_ALLOWANCE) - roundoff - self.excess_mass,
@@ -114,8 +147,8 @@ impl GridPmf {
     }
 
     /// The raw δ at which the reported δ equals `delta` (inverse of `report_delta`).
-    fn raw_target(&self, delta: f64, count_above: u64) -> f64 {
-        let roundoff = self.roundoff_l2 * (2.0 * (count_above + self.folded_entries) as f64).sqrt();
+    fn raw_target(&self, delta: f64, count_above: u64, tail_errors: Option<f64>) -> f64 {
+        let roundoff = self.roundoff_allowance(count_above, tail_errors);
         match self.bound {
             Bound::Upper => delta / (1.0 + FLOATING_POINT_ALLOWANCE) - roundoff,
             Bound::Lower => {

@@ -5,7 +5,7 @@ use crate::grid_pmf::MAX_ABS_LOSS;
 use crate::mechanism::MonotonePrivacyLoss;
 
 /// Largest number of grid points a single mechanism may be discretized onto.
-pub const MAX_GRID_POINTS: usize = 1 << 24;
+pub const MAX_GRID_POINTS: usize = 1 << 22;
 
 /// A privacy loss distribution before rounding: exact masses between consecutive grid points.
 ///

@@ -111,7 +111,10 @@ impl LumpedAtoms {
             }
         }
         // Mass above the last interval: merged, rounded down to a node (REMOVE only; for ADD
-        // these are the lowest losses and are dropped).
+        // these are the lowest losses and are dropped). The node may lie below the first one
+        // (when no interval could be closed at all): then the grid is extended downwards,
+        // never the mass moved up.
+        let mut first = first;
         let (p_rest, q_rest) = mechanism.masses_below(lander.start_edge);
         if p_rest > 0.0 {
             let merged = if q_rest > 0.0 {
@@ -119,7 +122,14 @@ impl LumpedAtoms {
             } else {
                 top
             };
-            let index = (((merged / step - 0.5).floor() as i64) - first).max(0) as usize;
+            let node = (merged / step - 0.5).floor() as i64;
+            if node < first {
+                let extra = (first - node) as usize;
+                p.splice(0..0, std::iter::repeat_n(0.0, extra));
+                q.splice(0..0, std::iter::repeat_n(0.0, extra));
+                first = node;
+            }
+            let index = (node - first) as usize;
             if index >= p.len() {
                 p.resize(index + 1, 0.0);
                 q.resize(index + 1, 0.0);
@@ -201,6 +211,10 @@ impl<M: MonotonePrivacyLoss> Lander<'_, M> {
             let edge = m.edge(m.inverse_privacy_loss(end));
             let (pm, qm) = m.masses_between(self.start_edge, edge);
             let merged = merged_loss(pm, qm);
+            if merged == f64::INFINITY {
+                // Q has underflowed: the rest is left to the caller's final merge.
+                return None;
+            }
             if merged >= target {
                 if above.as_ref().is_none_or(|a| end < a.0) {
                     above = Some((end, (pm, qm), edge));
@@ -268,9 +282,13 @@ fn lower_pmf(
         infinity_mass,
         bound: Bound::Lower,
         roundoff_l2: 0.0,
+        roundoff_floor: 0.0,
         excess_mass: 0.0,
-        folded_entries: 0,
+        folded_bottom: 0,
+        folded_top: 0,
+        folded_error: 0.0,
         half_offset: true,
         loss_allowance,
+        entry_errors: None,
     }
 }

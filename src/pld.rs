@@ -138,10 +138,19 @@ impl PrivacyLossDistribution {
     /// # Errors
     /// As [`GridPmf::self_compose`].
     pub fn self_compose(&self, k: u64, tail_mass: f64) -> Result<Self> {
+        self.self_compose_tilted(k, tail_mass, 0)
+    }
+
+    /// k-fold self-composition with `tilts` extra tilted FFT powers for relative accuracy in
+    /// the upper tail (see [`GridPmf::self_compose_tilted`]).
+    ///
+    /// # Errors
+    /// As [`GridPmf::self_compose`].
+    pub fn self_compose_tilted(&self, k: u64, tail_mass: f64, tilts: usize) -> Result<Self> {
         Ok(PrivacyLossDistribution {
-            remove: self.remove.self_compose(k, tail_mass)?,
+            remove: self.remove.self_compose_tilted(k, tail_mass, tilts)?,
             add: match &self.add {
-                Some(add) => Some(add.self_compose(k, tail_mass)?),
+                Some(add) => Some(add.self_compose_tilted(k, tail_mass, tilts)?),
                 None => None,
             },
         })
@@ -228,9 +237,18 @@ impl BracketedPld {
     /// # Errors
     /// As [`GridPmf::self_compose`].
     pub fn self_compose(&self, k: u64, tail_mass: f64) -> Result<Self> {
+        self.self_compose_tilted(k, tail_mass, 0)
+    }
+
+    /// k-fold self-composition with extra tilted FFT powers for tail accuracy, bound by bound
+    /// (see [`GridPmf::self_compose_tilted`]).
+    ///
+    /// # Errors
+    /// As [`GridPmf::self_compose`].
+    pub fn self_compose_tilted(&self, k: u64, tail_mass: f64, tilts: usize) -> Result<Self> {
         Ok(BracketedPld {
-            upper: self.upper.self_compose(k, tail_mass)?,
-            lower: self.lower.self_compose(k, tail_mass)?,
+            upper: self.upper.self_compose_tilted(k, tail_mass, tilts)?,
+            lower: self.lower.self_compose_tilted(k, tail_mass, tilts)?,
         })
     }
 
@@ -247,10 +265,9 @@ impl BracketedPld {
 
     /// Guaranteed bracket on ε(δ).
     pub fn epsilon_for_delta(&self, delta: f64) -> Bracket {
-        let upper = self.upper.epsilon_for_delta(delta);
         Bracket {
-            upper,
-            lower: self.lower.epsilon_for_delta(delta).min(upper),
+            upper: self.upper.epsilon_for_delta(delta),
+            lower: self.lower.epsilon_for_delta(delta),
         }
     }
 }

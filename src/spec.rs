@@ -139,6 +139,16 @@ impl CompositionSpec {
     /// # Errors
     /// As the corresponding JSON fields.
     pub fn dp_sgd(sigma: f64, sampling_rate: f64, steps: u64, sensitivity: f64) -> Result<Self> {
+        // Checked here, under the flags' names: JSON cannot carry NaN or ∞.
+        for (name, value) in [
+            ("sigma", sigma),
+            ("sampling_rate", sampling_rate),
+            ("sensitivity", sensitivity),
+        ] {
+            if !value.is_finite() {
+                return Err(Error::invalid(name, value, "a finite number"));
+            }
+        }
         let value = serde_json::json!({
             "neighbouring": "add_remove",
             "events": [{
@@ -155,7 +165,8 @@ impl CompositionSpec {
             } => Error::InvalidParameter {
                 name: name
                     .replace("events[0].", "")
-                    .replace("sampling.poisson", "sampling_rate"),
+                    .replace("sampling.poisson", "sampling_rate")
+                    .replace("count", "steps"),
                 value,
                 requirement,
             },

@@ -74,8 +74,8 @@ impl Gaussian {
     /// δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) = Φ(a)·(1 − exp(ε + ln Φ(b) − ln Φ(a)))
     /// ```
     /// # Guarantee
-    /// Exact up to rounding: relative error below 1e-12 wherever δ ≥ 1e-300 (see
-    /// [`crate::analytic_gaussian::GAUSSIAN_RELATIVE_ERROR`]).
+    /// Exact up to rounding, with relative error below
+    /// [`crate::analytic_gaussian::relative_error`]`(δ)` wherever δ ≥ 1e-300.
     pub fn delta_for_mu(mu: f64, epsilon: f64) -> f64 {
         if epsilon == f64::NEG_INFINITY {
             return 1.0;

@@ -1,0 +1,67 @@
+//! Renderers: JSON (the serialized answer) and tables for people.
+
+use pld_accountant::{DeltaAnswer, EpsilonAnswer, Settings};
+use serde::Serialize;
+
+pub fn json<T: Serialize>(answer: &T) -> String {
+    serde_json::to_string_pretty(answer).expect("answers serialize")
+}
+
+pub fn epsilon_table(answer: &EpsilonAnswer) -> String {
+    format!(
+        "epsilon for delta = {}\n  upper bound (publish this)  {}\n  lower bound                 {}\n{}",
+        answer.delta,
+        number(answer.epsilon.upper),
+        number(answer.epsilon.lower),
+        settings(&answer.settings),
+    )
+}
+
+pub fn delta_table(answer: &DeltaAnswer) -> String {
+    format!(
+        "delta for epsilon = {}\n  upper bound (publish this)  {}\n  lower bound                 {}\n{}",
+        answer.epsilon,
+        number(answer.delta.upper),
+        number(answer.delta.lower),
+        settings(&answer.settings),
+    )
+}
+
+fn settings(s: &Settings) -> String {
+    let method = match s.grid_step {
+        Some(h) => format!(
+            "PLD (grid step {h:.3e} nats, {} refinements)",
+            s.refinements
+        ),
+        None => "exact Gaussian (closed form)".to_string(),
+    };
+    let met = if s.tolerance_met {
+        "met"
+    } else {
+        "NOT met: the bracket is wider than asked"
+    };
+    format!(
+        "  method                      {method}\n  bracket width               {} (target {}, {met})\n  worse direction             {}",
+        short(s.bracket_width),
+        short(s.target_width),
+        s.worse_direction,
+    )
+}
+
+fn number(x: f64) -> String {
+    if x.is_infinite() {
+        "inf".into()
+    } else if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e6) {
+        format!("{x:.6e}")
+    } else {
+        format!("{x:.6}")
+    }
+}
+
+fn short(x: f64) -> String {
+    if x.is_infinite() {
+        "inf".into()
+    } else {
+        format!("{x:.2e}")
+    }
+}

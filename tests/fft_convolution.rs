@@ -1,0 +1,343 @@
+//! Second step of trust (STYLE.md §9): FFT composition against direct convolution.
+//!
+//! Random PMFs come from a seeded ChaCha8 generator. The FFT result must agree with direct
+//! convolution to [`support::CONVOLUTION_ABS`], and the round-off bound it reports must cover
+//! its actual error, measured against a double-double reference.
+
+mod support;
+
+use pld_accountant::fft_convolution::{convolve, convolve_direct, convolve_fft};
+use pld_accountant::{Bound, GridPmf};
+use rand::Rng;
+use support::{
+    convolve_reference, l2_diff, max_abs_diff, max_abs_diff_by_loss, random_pmf, rng, Shape,
+    CONVOLUTION_ABS, MASS_ABS, SHAPES,
+};
+
+/// The length pairs (na, nb) tested: every na in 1..=40 against a few fixed nb, plus random
+/// pairs up to 2000 (always including the extremes).
+fn length_pairs(rng: &mut rand_chacha::ChaCha8Rng) -> Vec<(usize, usize)> {
+    let mut pairs = Vec::new();
+    for na in 1..=40 {
+        for nb in [1, 2, 17, 40] {
+            pairs.push((na, nb));
+        }
+    }
+    pairs.extend([(1, 2000), (2000, 1), (2000, 2000), (1999, 2), (1024, 1025)]);
+    while pairs.len() < 220 {
+        let na = rng.gen_range(1..=2000);
+        let nb = rng.gen_range(1..=2000);
+        pairs.push((na, nb));
+    }
+    pairs
+}
+
+/// Check one FFT convolution against direct convolution and the double-double reference.
+fn check_fft_against_direct(a: &[f64], b: &[f64], context: &str) {
+    let fft = convolve_fft(a, b);
+    let direct = convolve_direct(a, b);
+    let exact = convolve_reference(a, b);
+    let params = format!(
+        "{context}, na={}, nb={}, mass_a={:e}, mass_b={:e}",
+        a.len(),
+        b.len(),
+        a.iter().sum::<f64>(),
+        b.iter().sum::<f64>()
+    );
+    assert_eq!(
+        fft.values.len(),
+        a.len() + b.len() - 1,
+        "FFT output length, {params}"
+    );
+    assert_eq!(
+        direct.values.len(),
+        a.len() + b.len() - 1,
+        "direct output length, {params}"
+    );
+    assert!(
+        fft.values.iter().all(|v| v.is_finite() && *v >= 0.0),
+        "FFT output must be finite and non-negative, {params}"
+    );
+    let max_diff = max_abs_diff(&fft.values, &direct.values);
+    assert!(
+        max_diff <= CONVOLUTION_ABS,
+        "max |fft − direct| = {max_diff:e} > {CONVOLUTION_ABS:e}, {params}"
+    );
+    // The reported bound must cover the real error of the FFT result ...
+    let fft_err = l2_diff(&fft.values, &exact);
+    assert!(
+        fft.roundoff_l2.is_finite() && fft_err <= fft.roundoff_l2,
+        "FFT ℓ2 error vs exact {fft_err:e} exceeds its reported roundoff_l2 {:e}, {params}",
+        fft.roundoff_l2
+    );
+    // ... and therefore the measured difference from direct convolution, up to the direct
+    // result's own (reported) error.
+    let measured = l2_diff(&fft.values, &direct.values);
+    assert!(
+        measured <= fft.roundoff_l2 + direct.roundoff_l2,
+        "‖fft − direct‖₂ = {measured:e} exceeds fft.roundoff_l2 {:e} + direct.roundoff_l2 {:e}, \
+         {params}",
+        fft.roundoff_l2,
+        direct.roundoff_l2
+    );
+    let direct_err = l2_diff(&direct.values, &exact);
+    assert!(
+        direct_err <= direct.roundoff_l2,
+        "direct ℓ2 error vs exact {direct_err:e} exceeds its reported roundoff_l2 {:e}, {params}",
+        direct.roundoff_l2
+    );
+    // The dispatcher picks one of the two; either way it must agree.
+    let chosen = convolve(a, b);
+    let chosen_diff = max_abs_diff(&chosen.values, &direct.values);
+    assert!(
+        chosen_diff <= CONVOLUTION_ABS,
+        "max |convolve − direct| = {chosen_diff:e} > {CONVOLUTION_ABS:e}, {params}"
+    );
+}
+
+#[test]
+fn fft_equals_direct_convolution_on_seeded_random_pmfs() {
+    let mut rng = rng(1);
+    let pairs = length_pairs(&mut rng);
+    for (case, &(na, nb)) in pairs.iter().enumerate() {
+        let shape_a = SHAPES[case % SHAPES.len()];
+        let shape_b = SHAPES[(case / SHAPES.len()) % SHAPES.len()];
+        let mass_a = if case % 3 == 0 {
+            1.0
+        } else {
+            rng.gen_range(0.5..=1.0)
+        };
+        let mass_b = if case % 5 == 0 {
+            1.0
+        } else {
+            rng.gen_range(0.5..=1.0)
+        };
+        let a = random_pmf(&mut rng, na, shape_a, mass_a);
+        let b = random_pmf(&mut rng, nb, shape_b, mass_b);
+        check_fft_against_direct(
+            &a,
+            &b,
+            &format!("case={case}, shapes=({shape_a:?}, {shape_b:?}), seed stream 1"),
+        );
+    }
+}
+
+#[test]
+fn fft_equals_direct_convolution_with_huge_dynamic_range() {
+    // Both operands spread over 30 orders of magnitude: the small entries of the result are
+    // far below the FFT noise floor, so only the absolute error is meaningful here.
+    let mut rng = rng(2);
+    for case in 0..40 {
+        let na = rng.gen_range(1..=2000);
+        let nb = rng.gen_range(1..=2000);
+        let a = random_pmf(&mut rng, na, Shape::HugeRange, 1.0);
+        let mass_b = rng.gen_range(0.5..=1.0);
+        let b = random_pmf(&mut rng, nb, Shape::HugeRange, mass_b);
+        check_fft_against_direct(&a, &b, &format!("case={case}, HugeRange, seed stream 2"));
+    }
+}
+
+/// A PMF of total mass exactly 1 (finite part `1 − m`), on the grid `(offset + i)·step`
+/// (or the half-step grid for a lower PMF).
+fn grid_pmf(
+    rng: &mut rand_chacha::ChaCha8Rng,
+    n: usize,
+    shape: Shape,
+    infinity_mass: f64,
+    bound: Bound,
+) -> GridPmf {
+    let step = rng.gen_range(0.01..0.1);
+    let offset = rng.gen_range(-30..=30);
+    let probs = random_pmf(rng, n, shape, 1.0 - infinity_mass);
+    let pmf = GridPmf::new(step, offset, probs, infinity_mass, bound)
+        .unwrap_or_else(|e| panic!("GridPmf::new(step={step}, offset={offset}, n={n}): {e}"));
+    match bound {
+        Bound::Upper => pmf,
+        Bound::Lower => pmf.with_half_offset(true),
+    }
+}
+
+#[test]
+fn self_compose_without_truncation_equals_repeated_direct_convolution() {
+    let mut rng = rng(3);
+    let mut case = 0;
+    for k in [2u64, 3, 5, 8, 13] {
+        for trial in 0..12 {
+            case += 1;
+            let n = if trial == 0 { 1 } else { rng.gen_range(1..=60) };
+            let shape = SHAPES[trial % SHAPES.len()];
+            let infinity_mass = match trial % 3 {
+                0 => 0.0,
+                1 => rng.gen_range(0.0..1e-3),
+                _ => rng.gen_range(0.0..0.3),
+            };
+            let bound = if trial % 2 == 0 {
+                Bound::Upper
+            } else {
+                Bound::Lower
+            };
+            let pmf = grid_pmf(&mut rng, n, shape, infinity_mass, bound);
+            let params = format!(
+                "case={case}, k={k}, n={n}, shape={shape:?}, bound={bound:?}, step={}, \
+                 offset={}, half_offset={}, infinity_mass={infinity_mass:e}, seed stream 3",
+                pmf.step(),
+                pmf.offset(),
+                pmf.half_offset()
+            );
+            let composed = pmf
+                .self_compose(k, 0.0)
+                .unwrap_or_else(|e| panic!("self_compose failed: {e}, {params}"));
+
+            // k-fold repeated direct convolution, and its double-double twin.
+            let mut direct = pmf.probs().to_vec();
+            let mut exact = pmf.probs().to_vec();
+            for _ in 1..k {
+                direct = convolve_direct(&direct, pmf.probs()).values;
+                exact = convolve_reference(&exact, pmf.probs());
+            }
+            assert_eq!(
+                composed.len(),
+                direct.len(),
+                "no truncation: length must be k(n−1)+1, {params}"
+            );
+            // Loss alignment: entry i of the k-fold sum has loss k·l₀ + i·step.
+            let first_loss = k as f64 * pmf.loss(0);
+            for i in [0, composed.len() / 2, composed.len() - 1] {
+                let want = first_loss + i as f64 * pmf.step();
+                let got = composed.loss(i);
+                assert!(
+                    (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                    "loss({i}) = {got} but the k-fold sum puts {want} there, {params}"
+                );
+            }
+            let diff = max_abs_diff(composed.probs(), &direct);
+            assert!(
+                diff <= CONVOLUTION_ABS,
+                "max |self_compose − repeated direct| = {diff:e} > {CONVOLUTION_ABS:e}, {params}"
+            );
+            let err = l2_diff(composed.probs(), &exact);
+            assert!(
+                err <= composed.roundoff_l2(),
+                "ℓ2 error vs exact {err:e} exceeds the PMF's roundoff_l2 {:e}, {params}",
+                composed.roundoff_l2()
+            );
+            let want_inf = 1.0 - (1.0 - infinity_mass).powi(k as i32);
+            let got_inf = composed.infinity_mass();
+            assert!(
+                (got_inf - want_inf).abs() <= MASS_ABS,
+                "infinity mass {got_inf:e}, want 1 − (1 − m)^k = {want_inf:e}, {params}"
+            );
+        }
+    }
+}
+
+/// Compose with no truncation, panicking with the context on error.
+fn compose(a: &GridPmf, b: &GridPmf, context: &str) -> GridPmf {
+    a.compose(b, 0.0)
+        .unwrap_or_else(|e| panic!("compose failed: {e}, {context}"))
+}
+
+#[test]
+fn compose_is_commutative_and_associative() {
+    let mut rng = rng(4);
+    for case in 0..30 {
+        let bound = if case % 2 == 0 {
+            Bound::Upper
+        } else {
+            Bound::Lower
+        };
+        let step = 0.05;
+        // Short and long operands, so both the direct and the FFT paths of `convolve` are hit.
+        let make = |rng: &mut rand_chacha::ChaCha8Rng, which: usize| {
+            let n = if (case + which) % 3 == 0 {
+                rng.gen_range(1..=16)
+            } else {
+                rng.gen_range(100..=600)
+            };
+            let shape = SHAPES[(case + which) % SHAPES.len()];
+            let m = if which == 1 {
+                0.0
+            } else {
+                rng.gen_range(0.0..0.1)
+            };
+            let offset = rng.gen_range(-200..=0);
+            let probs = random_pmf(rng, n, shape, 1.0 - m);
+            let pmf = GridPmf::new(step, offset, probs, m, bound)
+                .unwrap_or_else(|e| panic!("GridPmf::new(case={case}, n={n}): {e}"));
+            if bound == Bound::Lower && which == 2 {
+                pmf.with_half_offset(true)
+            } else {
+                pmf
+            }
+        };
+        let a = make(&mut rng, 0);
+        let b = make(&mut rng, 1);
+        let c = make(&mut rng, 2);
+        let params = format!(
+            "case={case}, bound={bound:?}, lengths=({}, {}, {}), offsets=({}, {}, {}), \
+             infinity masses=({:e}, {:e}, {:e}), seed stream 4",
+            a.len(),
+            b.len(),
+            c.len(),
+            a.offset(),
+            b.offset(),
+            c.offset(),
+            a.infinity_mass(),
+            b.infinity_mass(),
+            c.infinity_mass()
+        );
+        let ab = compose(&a, &b, &params);
+        let ba = compose(&b, &a, &params);
+        let diff = max_abs_diff_by_loss(&ab, &ba);
+        assert!(
+            diff <= CONVOLUTION_ABS,
+            "a∘b vs b∘a: max difference by loss {diff:e} > {CONVOLUTION_ABS:e}, {params}"
+        );
+        let inf_diff = (ab.infinity_mass() - ba.infinity_mass()).abs();
+        assert!(
+            inf_diff <= MASS_ABS,
+            "a∘b vs b∘a: infinity masses {:e} and {:e}, {params}",
+            ab.infinity_mass(),
+            ba.infinity_mass()
+        );
+        // a∘b against the exact convolution, placed by loss.
+        let exact = convolve_reference(a.probs(), b.probs());
+        let exact_pmf = GridPmf::new(
+            step,
+            a.offset() + b.offset(),
+            exact,
+            0.0,
+            Bound::Upper, // only the grid matters for the comparison
+        )
+        .unwrap_or_else(|e| panic!("reference PMF: {e}, {params}"));
+        let diff = max_abs_diff_by_loss(&ab, &exact_pmf);
+        assert!(
+            diff <= CONVOLUTION_ABS,
+            "a∘b vs exact convolution: max difference by loss {diff:e}, {params}"
+        );
+
+        let ab_c = compose(&ab, &c, &params);
+        let bc = compose(&b, &c, &params);
+        let a_bc = compose(&a, &bc, &params);
+        let diff = max_abs_diff_by_loss(&ab_c, &a_bc);
+        assert!(
+            diff <= CONVOLUTION_ABS,
+            "(a∘b)∘c vs a∘(b∘c): max difference by loss {diff:e} > {CONVOLUTION_ABS:e}, \
+             {params}"
+        );
+        let inf_diff = (ab_c.infinity_mass() - a_bc.infinity_mass()).abs();
+        assert!(
+            inf_diff <= MASS_ABS,
+            "(a∘b)∘c vs a∘(b∘c): infinity masses {:e} and {:e}, {params}",
+            ab_c.infinity_mass(),
+            a_bc.infinity_mass()
+        );
+        let want_inf =
+            1.0 - (1.0 - a.infinity_mass()) * (1.0 - b.infinity_mass()) * (1.0 - c.infinity_mass());
+        assert!(
+            (ab_c.infinity_mass() - want_inf).abs() <= MASS_ABS,
+            "(a∘b)∘c infinity mass {:e}, want 1 − Π(1 − mᵢ) = {want_inf:e}, {params}",
+            ab_c.infinity_mass()
+        );
+    }
+}
