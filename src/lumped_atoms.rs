@@ -23,12 +23,19 @@ use crate::grid_pmf::{GridPmf, MAX_ABS_LOSS};
 use crate::loss_bins::MAX_GRID_POINTS;
 use crate::mechanism::MonotonePrivacyLoss;
 
-/// How far above its node a merged atom may land, in nats.
+/// How far above its node a merged atom may land, relative to h²: the tolerance is
+/// `max(1e-3·h², 1e-12)` nats.
 ///
-/// REMOVE atoms are at or above their node (moving them down is safe). The ADD atoms, the same
-/// atoms negated, may therefore sit up to this much too high; the ADD lower PMF records it in
-/// `loss_allowance`, which every ε and δ read from it takes into account.
-pub const LANDING_TOLERANCE: f64 = 1e-12;
+/// REMOVE atoms are at or above their node (moving them down is safe, and costs at most this
+/// much loss per atom: a thousandth of the O(h²) error of merging itself). The ADD atoms, the
+/// same atoms negated, may therefore sit up to this much too high; the ADD lower PMF records it
+/// in `loss_allowance`, which every ε and δ read from it takes into account.
+pub const LANDING_TOLERANCE: f64 = 1e-3;
+
+/// The landing tolerance in nats for grid step `step` (see [`LANDING_TOLERANCE`]).
+pub fn landing_tolerance(step: f64) -> f64 {
+    (LANDING_TOLERANCE * step * step).max(1e-12)
+}
 
 /// Largest number of CDF evaluations spent on landing one atom.
 const MAX_ITERATIONS: usize = 50;
@@ -156,7 +163,7 @@ impl LumpedAtoms {
     ///
     /// # Guarantee
     /// Lower bound: every atom is an exact merge of true outcomes, moved down by at most
-    /// [`LANDING_TOLERANCE`] (or, for the top tail, rounded down); the bottom tail is dropped.
+    /// [`landing_tolerance`] (or, for the top tail, rounded down); the bottom tail is dropped.
     pub fn remove_pmf(&self) -> GridPmf {
         lower_pmf(self.step, self.first, self.p.clone(), self.p_infinity, 0.0)
     }
@@ -164,7 +171,7 @@ impl LumpedAtoms {
     /// The lower PMF of the ADD pair (P and Q exchanged, losses negated).
     ///
     /// # Guarantee
-    /// Lower bound, with atoms possibly [`LANDING_TOLERANCE`] too high (recorded as the PMF's
+    /// Lower bound, with atoms possibly [`landing_tolerance`] too high (recorded as the PMF's
     /// loss allowance); the REMOVE bottom tail, ADD's top, is moved down to the top node.
     pub fn add_pmf(&self) -> GridPmf {
         let n = self.q.len() as i64;
@@ -177,7 +184,7 @@ impl LumpedAtoms {
             -self.first - n,
             probs,
             self.q_neg_infinity,
-            LANDING_TOLERANCE,
+            landing_tolerance(self.step),
         )
     }
 }
@@ -196,11 +203,11 @@ struct Lander<'a, M: MonotonePrivacyLoss> {
 
 impl<M: MonotonePrivacyLoss> Lander<'_, M> {
     /// Close the interval starting at `self.start` where its merged loss is in
-    /// `[target, target + LANDING_TOLERANCE]`; return its (P, Q) masses, or `None` when the
+    /// `[target, target + landing_tolerance(step)]`; return its (P, Q) masses, or `None` when the
     /// remaining mass cannot reach the target.
     fn land(&mut self, target: f64, step: f64) -> Option<(f64, f64)> {
         let m = self.mechanism;
-        let tolerance = LANDING_TOLERANCE * target.abs().max(1.0);
+        let tolerance = landing_tolerance(step).max(1e-15 * target.abs());
         // Bracket: merged(below) < target ≤ merged(above).
         let mut below = self.start;
         let mut above: Option<(f64, (f64, f64), M::Edge)> = None;
