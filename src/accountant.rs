@@ -127,6 +127,9 @@ struct Grid {
     tilts: usize,
 }
 
+/// How many times the first grid may be coarsened (×4 each) when it is too large.
+const MAX_COARSENINGS: u32 = 6;
+
 /// Grid refinement stops before a composed grid would hold more points than this.
 const MAX_REFINED_POINTS: usize = 1 << 21;
 
@@ -427,6 +430,7 @@ impl Accountant {
         let fixed = self.options.grid_step;
         let mut step = fixed.unwrap_or_else(|| self.plan.initial_step());
         let mut refinements = 0;
+        let mut coarsenings = 0;
         loop {
             let grid = Grid {
                 step,
@@ -437,10 +441,22 @@ impl Accountant {
                 bracket,
                 worse_direction,
                 points,
-            } = self.evaluate(grid, &query)?;
+            } = match self.evaluate(grid, &query) {
+                Ok(evaluation) => evaluation,
+                // The first grid is too fine for the composition's range: coarsen it (the
+                // bracket will say how loose the answer is) rather than give up.
+                Err(Error::GridTooLarge { .. })
+                    if fixed.is_none() && refinements == 0 && coarsenings < MAX_COARSENINGS =>
+                {
+                    step *= 4.0;
+                    coarsenings += 1;
+                    continue;
+                }
+                Err(error) => return Err(error),
+            };
             let width = bracket.width();
             let wanted = target(&bracket);
-            let met = width <= wanted;
+            let met = width.is_finite() && width <= wanted;
             let give_up =
                 fixed.is_some() || met || !width.is_finite() || refinements >= MAX_REFINEMENTS;
             let next = step * (0.95 * (wanted / width).sqrt()).clamp(0.1, 0.8);
@@ -479,7 +495,7 @@ impl Settings {
             tolerance,
             bracket_width: bracket.width(),
             target_width: target,
-            tolerance_met: bracket.width() <= target,
+            tolerance_met: bracket.width().is_finite() && bracket.width() <= target,
             worse_direction: "both",
         }
     }

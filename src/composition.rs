@@ -4,7 +4,7 @@
 use crate::bound::Bound;
 use crate::error::{Error, Result};
 use crate::fft_convolution::{convolve, self_convolve_window};
-use crate::grid_pmf::{GridPmf, MAX_ABS_LOSS};
+use crate::grid_pmf::{GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
 
 /// Largest number of points a composed PMF may hold.
 pub const MAX_COMPOSED_POINTS: u64 = 1 << 23;
@@ -76,6 +76,7 @@ impl GridPmf {
             out.restore_validity(self.q_mass() * other.q_mass());
         }
         out.truncate_tails(tail_mass);
+        out.fold_outside_limit();
         out.check_range()?;
         Ok(out)
     }
@@ -128,7 +129,23 @@ impl GridPmf {
             limit: MAX_COMPOSED_POINTS,
             hint: "too many compositions for this grid".into(),
         })?;
-        let mut window = chernoff_window(&self.probs, self.step, k, tail_mass, full_top);
+        // Relative indices whose losses stay within ±LOSS_LIMIT.
+        let base = (self.offset as f64) * k as f64
+            + if self.half_offset {
+                0.5 * k as f64
+            } else {
+                0.0
+            };
+        let cap = |loss: f64, round: fn(f64) -> f64| -> u64 {
+            round(loss / self.step - base).clamp(0.0, full_top as f64) as u64
+        };
+        let caps = (cap(-LOSS_LIMIT, f64::ceil), cap(LOSS_LIMIT, f64::floor));
+        let lowest = base * self.step;
+        let highest = (base + full_top as f64) * self.step;
+        if highest < -LOSS_LIMIT || lowest > LOSS_LIMIT {
+            return Ok(self.beyond_limit(k, highest < -LOSS_LIMIT));
+        }
+        let mut window = chernoff_window(&self.probs, self.step, k, tail_mass, full_top, caps);
         if tilts > 0 {
             // Tilted copies put their mass near the top of the window: extend the window so
             // that little of it wraps around (tails τ² instead of τ), keeping the tilts aimed
@@ -139,11 +156,20 @@ impl GridPmf {
                 k,
                 (tail_mass * tail_mass).max(1e-300),
                 full_top,
+                caps,
             );
             window = Window {
                 saddle_tilt: window.saddle_tilt,
                 ..wide
             };
+        }
+        if window.top < caps.0 {
+            // Everything but a Chernoff-bounded tail lies below −LOSS_LIMIT.
+            let mut out = self.beyond_limit(k, true);
+            if self.bound == Bound::Upper {
+                out.infinity_mass += window.mass_above;
+            }
+            return Ok(out);
         }
         let len = window.top - window.bottom + 1;
         if len > MAX_COMPOSED_POINTS {
@@ -345,6 +371,69 @@ impl GridPmf {
         weights
     }
 
+    /// The k-fold composition when every composed loss lies beyond ±[`LOSS_LIMIT`]: all
+    /// finite mass sits at the limit (upper bound, below: moved up to −LIMIT; above: +∞) or
+    /// is dropped/moved down to +LIMIT (lower bound).
+    fn beyond_limit(&self, k: u64, below: bool) -> GridPmf {
+        let kf = k as f64;
+        let finite = self.finite_mass().powf(kf);
+        let infinity_mass = power_infinity_mass(self.finite_mass(), self.infinity_mass, k);
+        let limit_index = |loss: f64| (loss / self.step).round() as i64;
+        let (offset, probs, infinity_mass) = match (self.bound, below) {
+            (Bound::Upper, true) => (limit_index(-LOSS_LIMIT), vec![finite], infinity_mass),
+            (Bound::Upper, false) => (limit_index(LOSS_LIMIT), vec![0.0], infinity_mass + finite),
+            (Bound::Lower, true) => (limit_index(-LOSS_LIMIT), vec![0.0], infinity_mass),
+            (Bound::Lower, false) => (limit_index(LOSS_LIMIT) - 1, vec![finite], infinity_mass),
+        };
+        GridPmf {
+            step: self.step,
+            offset,
+            probs,
+            infinity_mass,
+            bound: self.bound,
+            roundoff_l2: 0.0,
+            roundoff_floor: 0.0,
+            excess_mass: kf * self.excess_mass,
+            folded_bottom: 0,
+            folded_top: 0,
+            folded_error: 0.0,
+            half_offset: false,
+            loss_allowance: kf * self.loss_allowance,
+            entry_errors: None,
+        }
+    }
+
+    /// Fold the entries whose losses lie beyond ±[`LOSS_LIMIT`] in the bound's safe direction.
+    pub(crate) fn fold_outside_limit(&mut self) {
+        let n = self.probs.len();
+        let lo = (0..n).find(|&i| self.loss(i) >= -LOSS_LIMIT).unwrap_or(n);
+        let hi = (0..n)
+            .rev()
+            .find(|&i| self.loss(i) <= LOSS_LIMIT)
+            .map_or(0, |i| i + 1);
+        if (lo == 0 && hi == n) || lo >= hi {
+            return;
+        }
+        let below: f64 = self.probs[..lo].iter().sum();
+        let above: f64 = self.probs[hi..].iter().sum();
+        let mut kept = self.probs[lo..hi].to_vec();
+        match self.bound {
+            Bound::Upper => {
+                kept[0] += below;
+                self.infinity_mass += above;
+            }
+            Bound::Lower => {
+                let last = kept.len() - 1;
+                kept[last] += above;
+            }
+        }
+        self.probs = kept;
+        self.offset += lo as i64;
+        self.entry_errors = None;
+        self.folded_bottom += lo as u64;
+        self.folded_top += (n - hi) as u64;
+    }
+
     /// Drop (or fold) the largest prefix and suffix with mass at most `tail_mass / 2` each,
     /// in the pessimistic or optimistic direction of the PMF's bound.
     pub(crate) fn truncate_tails(&mut self, tail_mass: f64) {
@@ -451,19 +540,24 @@ struct Window {
 }
 
 /// Chernoff window for the k-fold sum of the PMF `p` (index units, relative to its start).
-fn chernoff_window(p: &[f64], step: f64, k: u64, tail_mass: f64, full_top: u64) -> Window {
-    let full = Window {
-        bottom: 0,
-        top: full_top,
-        mass_above: 0.0,
-        mass_below: 0.0,
-        saddle_tilt: CHERNOFF_TILTS[CHERNOFF_TILTS.len() / 2],
-    };
-    if tail_mass <= 0.0 {
-        return full;
-    }
+///
+/// `caps` = (lowest, highest) index the window may use (the ±LOSS_LIMIT range); the window is
+/// cut there even when the Chernoff bound would reach further, and the mass beyond is bounded
+/// the same way. `tail_mass = 0` asks for the full range (within the caps).
+fn chernoff_window(
+    p: &[f64],
+    step: f64,
+    k: u64,
+    tail_mass: f64,
+    full_top: u64,
+    caps: (u64, u64),
+) -> Window {
     let kf = k as f64;
-    let log_half_tail = (0.5 * tail_mass).ln();
+    let log_half_tail = if tail_mass > 0.0 {
+        (0.5 * tail_mass).ln()
+    } else {
+        f64::NEG_INFINITY
+    };
     let n = p.len();
     let mut best_top = f64::INFINITY;
     let mut best_bottom = f64::NEG_INFINITY;
@@ -492,11 +586,13 @@ fn chernoff_window(p: &[f64], step: f64, k: u64, tail_mass: f64, full_top: u64) 
     } else {
         full_top
     };
+    let top = top.min(caps.1);
     let bottom = if best_bottom > 0.0 {
-        ((best_bottom.floor() as u64) + 1).min(top)
+        (best_bottom.floor() as u64) + 1
     } else {
         0
     };
+    let bottom = bottom.max(caps.0).min(top);
     let bound_above = |t: f64| {
         tilts
             .iter()

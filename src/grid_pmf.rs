@@ -6,6 +6,12 @@ use crate::error::{Error, Result};
 /// Largest |loss| (nats) a grid may reach: `e^{±l}` must stay finite in f64.
 pub const MAX_ABS_LOSS: f64 = 700.0;
 
+/// The loss range the accountant represents on its grids, `[−LOSS_LIMIT, LOSS_LIMIT]` nats.
+/// Mass beyond it is folded in the safe direction: above, to +∞ (upper bounds) or down to the
+/// top point (lower bounds); below, up to the first point (upper) or dropped (lower). Every
+/// δ at |ε| < 600 is unaffected by where such mass sits exactly within that rule.
+pub const LOSS_LIMIT: f64 = 600.0;
+
 /// A discrete privacy loss distribution on the grid `{(offset + i)·step}` plus an atom at +∞.
 ///
 /// `probs[i]` is the P-probability of the loss `(offset + i)·step` nats; `infinity_mass` the

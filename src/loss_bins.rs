@@ -1,7 +1,7 @@
 //! The exact P- and Q-masses of a mechanism's privacy loss, binned on a uniform grid.
 
 use crate::error::{Error, Result};
-use crate::grid_pmf::MAX_ABS_LOSS;
+use crate::grid_pmf::LOSS_LIMIT;
 use crate::mechanism::MonotonePrivacyLoss;
 
 /// Largest number of grid points a single mechanism may be discretized onto.
@@ -55,16 +55,15 @@ impl LossBins {
         tail_mass: f64,
     ) -> Result<(LossBins, Vec<M::Edge>)> {
         let (x_lo, x_hi) = mechanism.truncation_points(tail_mass);
-        let top_loss = mechanism.privacy_loss(x_lo);
-        let bottom_loss = mechanism.privacy_loss(x_hi);
-        for (name, loss) in [("largest", top_loss), ("smallest", bottom_loss)] {
-            if !loss.is_finite() || loss.abs() > MAX_ABS_LOSS {
-                return Err(Error::invalid(
-                    format!("{name} privacy loss to represent"),
-                    loss,
-                    "within ±700 nats (the noise is too small for a numerical accountant)",
-                ));
-            }
+        // Beyond ±LOSS_LIMIT the mass joins the tails (above: +∞ for the upper bound).
+        let top_loss = mechanism.privacy_loss(x_lo).min(LOSS_LIMIT);
+        let bottom_loss = mechanism.privacy_loss(x_hi).max(-LOSS_LIMIT);
+        if !(top_loss.is_finite() && bottom_loss.is_finite()) {
+            return Err(Error::invalid(
+                "privacy loss range to represent",
+                format!("[{bottom_loss}, {top_loss}] nats"),
+                "finite",
+            ));
         }
         let first = (bottom_loss / step).floor() as i64;
         let last = (top_loss / step).ceil() as i64;

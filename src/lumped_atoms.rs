@@ -19,7 +19,7 @@
 
 use crate::bound::Bound;
 use crate::error::{Error, Result};
-use crate::grid_pmf::{GridPmf, MAX_ABS_LOSS};
+use crate::grid_pmf::{GridPmf, LOSS_LIMIT};
 use crate::loss_bins::MAX_GRID_POINTS;
 use crate::mechanism::MonotonePrivacyLoss;
 
@@ -68,18 +68,17 @@ impl LumpedAtoms {
         tail_mass: f64,
     ) -> Result<LumpedAtoms> {
         let (x_lo, x_hi) = mechanism.truncation_points(tail_mass);
-        let bottom = mechanism.privacy_loss(x_hi);
-        let top = mechanism.privacy_loss(x_lo);
-        if !(bottom.is_finite() && top.is_finite())
-            || bottom.abs() > MAX_ABS_LOSS
-            || top.abs() > MAX_ABS_LOSS
-        {
+        // Beyond ±LOSS_LIMIT: the top is merged and rounded down, the bottom dropped.
+        let bottom = mechanism.privacy_loss(x_hi).max(-LOSS_LIMIT);
+        let top = mechanism.privacy_loss(x_lo).min(LOSS_LIMIT);
+        if !(bottom.is_finite() && top.is_finite()) {
             return Err(Error::invalid(
                 "privacy loss range to represent",
                 format!("[{bottom}, {top}] nats"),
-                "within ±700 nats (the noise is too small for a numerical accountant)",
+                "finite",
             ));
         }
+        let x_hi = x_hi.min(mechanism.inverse_privacy_loss(bottom));
         let estimate = ((top - bottom) / step) as u64 + 2;
         if estimate > MAX_GRID_POINTS as u64 {
             return Err(Error::GridTooLarge {
@@ -102,6 +101,11 @@ impl LumpedAtoms {
         };
         let mut node = first;
         while lander.start < top && p.len() < MAX_GRID_POINTS {
+            // Where Q has no mass left (it underflowed), the rest merges at +∞-like losses:
+            // leave it to the final merge below.
+            if mechanism.masses_below(lander.start_edge).1 <= 0.0 {
+                break;
+            }
             let target = (node as f64 + 0.5) * step;
             node += 1;
             if target - lander.start < 0.05 * step {
@@ -122,14 +126,29 @@ impl LumpedAtoms {
         // (when no interval could be closed at all): then the grid is extended downwards,
         // never the mass moved up.
         let mut first = first;
-        let (p_rest, q_rest) = mechanism.masses_below(lander.start_edge);
-        if p_rest > 0.0 {
-            let merged = if q_rest > 0.0 {
-                (p_rest / q_rest).ln()
-            } else {
-                top
-            };
-            let node = (merged / step - 0.5).floor() as i64;
+        // What the intervals did not reach: the finite part up to the top of the range is
+        // merged and rounded down to the node below its merged loss; the part beyond the top
+        // goes to the top node. Both only move mass down.
+        let top_edge = mechanism.edge(x_lo.max(mechanism.inverse_privacy_loss(top)));
+        let (p_mid, q_mid) = mechanism.masses_between(lander.start_edge, top_edge);
+        let (p_above, _) = mechanism.masses_below(top_edge);
+        let top_node = (top / step - 0.5).floor() as i64;
+        for (mass, merged) in [
+            (
+                p_mid,
+                if q_mid > 0.0 {
+                    (p_mid / q_mid).ln().min(top)
+                } else {
+                    top
+                },
+            ),
+            (p_above, top),
+        ] {
+            // Mass merging below the bottom of the range may simply be dropped.
+            if mass <= 0.0 || merged < bottom {
+                continue;
+            }
+            let node = ((merged / step - 0.5).floor() as i64).min(top_node);
             if node < first {
                 let extra = (first - node) as usize;
                 p.splice(0..0, std::iter::repeat_n(0.0, extra));
@@ -141,7 +160,7 @@ impl LumpedAtoms {
                 p.resize(index + 1, 0.0);
                 q.resize(index + 1, 0.0);
             }
-            p[index] += p_rest;
+            p[index] += mass;
         }
         if p.is_empty() {
             p.push(0.0);
@@ -218,10 +237,6 @@ impl<M: MonotonePrivacyLoss> Lander<'_, M> {
             let edge = m.edge(m.inverse_privacy_loss(end));
             let (pm, qm) = m.masses_between(self.start_edge, edge);
             let merged = merged_loss(pm, qm);
-            if merged == f64::INFINITY {
-                // Q has underflowed: the rest is left to the caller's final merge.
-                return None;
-            }
             if merged >= target {
                 if above.as_ref().is_none_or(|a| end < a.0) {
                     above = Some((end, (pm, qm), edge));
