@@ -10,7 +10,7 @@ pub fn json<T: Serialize>(answer: &T) -> String {
 pub fn epsilon_table(answer: &EpsilonAnswer) -> String {
     format!(
         "epsilon for delta = {}\n  upper bound (publish this)  {}\n  lower bound                 {}\n{}",
-        answer.delta,
+        short_input(answer.delta),
         number(answer.epsilon.upper),
         number(answer.epsilon.lower),
         settings(&answer.settings),
@@ -20,7 +20,7 @@ pub fn epsilon_table(answer: &EpsilonAnswer) -> String {
 pub fn delta_table(answer: &DeltaAnswer) -> String {
     format!(
         "delta for epsilon = {}\n  upper bound (publish this)  {}\n  lower bound                 {}\n{}",
-        answer.epsilon,
+        short_input(answer.epsilon),
         number(answer.delta.upper),
         number(answer.delta.lower),
         settings(&answer.settings),
@@ -55,6 +55,15 @@ fn number(x: f64) -> String {
         format!("{x:.6e}")
     } else {
         format!("{x:.6}")
+    }
+}
+
+/// A number the user typed, shown the way they would type it (1e-5, not 0.00001).
+fn short_input(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && (x.abs() < 1e-3 || x.abs() >= 1e6) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
     }
 }
 
