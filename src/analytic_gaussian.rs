@@ -59,43 +59,28 @@ pub fn epsilon_for_delta(mu: f64, delta: f64) -> Bracket {
             };
         }
     }
-    let upper = bisect(0.0, hi, certainly_below);
+    let upper = boundary(0.0, hi, certainly_below).1;
     let lower = if certainly_above(0.0) {
-        bisect_last_true(0.0, upper, certainly_above)
+        boundary(0.0, upper, |eps| !certainly_above(eps)).0
     } else {
         0.0
     };
     Bracket { upper, lower }
 }
 
-/// Smallest ε in (lo, hi] (to 1e-15 relative) with `ok(ε)`, given `!ok(lo)` and `ok(hi)`.
-fn bisect(mut lo: f64, mut hi: f64, ok: impl Fn(f64) -> bool) -> f64 {
+/// Bisection for the switch of a monotone predicate: given `!right(lo)` and `right(hi)`,
+/// returns adjacent floats `(a, b)` (to 1e-15 relative) with `!right(a)` and `right(b)`.
+fn boundary(mut lo: f64, mut hi: f64, right: impl Fn(f64) -> bool) -> (f64, f64) {
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
         if mid <= lo || mid >= hi {
             break;
         }
-        if ok(mid) {
+        if right(mid) {
             hi = mid;
         } else {
             lo = mid;
         }
     }
-    hi
-}
-
-/// Largest ε in [lo, hi) with `ok(ε)`, given `ok(lo)`.
-fn bisect_last_true(mut lo: f64, mut hi: f64, ok: impl Fn(f64) -> bool) -> f64 {
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if ok(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
+    (lo, hi)
 }

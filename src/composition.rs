@@ -300,19 +300,29 @@ impl GridPmf {
             Some(0) | None => return,
             Some(i) => i,
         };
-        let folded: f64 = self.probs[..first].iter().sum();
-        if self.bound == Bound::Upper {
-            self.probs[first] += folded;
+        let upward = self.bound == Bound::Upper;
+        self.fold_prefix(first, upward);
+    }
+
+    /// Remove the first `count` entries, moving their mass onto the next entry when `upward`
+    /// (else dropping it), and keep the round-off bookkeeping of the moved entries.
+    fn fold_prefix(&mut self, count: usize, upward: bool) {
+        if count == 0 {
+            return;
         }
-        self.probs.drain(..first);
+        let moved: f64 = self.probs[..count].iter().sum();
+        if upward {
+            self.probs[count] += moved;
+        }
+        self.probs.drain(..count);
         if let Some(errors) = self.entry_errors.as_mut() {
             // The folded entries' errors now sit in the entry they were folded into.
-            let moved: f64 = errors.drain(..first).sum();
-            errors[0] += moved;
+            let moved_errors: f64 = errors.drain(..count).sum();
+            errors[0] += moved_errors;
         } else {
-            self.folded_bottom += first as u64;
+            self.folded_bottom += count as u64;
         }
-        self.offset += first as i64;
+        self.offset += count as i64;
     }
 
     /// Fold the lowest losses of an upper PMF up until `Σ p e^{−l}` is back at its exact value.
@@ -336,17 +346,7 @@ impl GridPmf {
         let mut moved_q = 0.0;
         for (i, &weight) in weights.iter().enumerate() {
             if total - moved_q + moved_mass * weight <= allowed {
-                if i > 0 {
-                    self.probs[i] += moved_mass;
-                    self.probs.drain(..i);
-                    if let Some(errors) = self.entry_errors.as_mut() {
-                        let folded: f64 = errors.drain(..i).sum();
-                        errors[0] += folded;
-                    } else {
-                        self.folded_bottom += i as u64;
-                    }
-                    self.offset += i as i64;
-                }
+                self.fold_prefix(i, true);
                 return;
             }
             moved_mass += self.probs[i];
@@ -385,22 +385,10 @@ impl GridPmf {
             (Bound::Lower, true) => (limit_index(-LOSS_LIMIT), vec![0.0], infinity_mass),
             (Bound::Lower, false) => (limit_index(LOSS_LIMIT) - 1, vec![finite], infinity_mass),
         };
-        GridPmf {
-            step: self.step,
-            offset,
-            probs,
-            infinity_mass,
-            bound: self.bound,
-            roundoff_l2: 0.0,
-            roundoff_floor: 0.0,
-            excess_mass: kf * self.excess_mass,
-            folded_bottom: 0,
-            folded_top: 0,
-            folded_error: 0.0,
-            half_offset: false,
-            loss_allowance: kf * self.loss_allowance,
-            entry_errors: None,
-        }
+        let mut out = GridPmf::from_parts(self.step, offset, probs, infinity_mass, self.bound);
+        out.excess_mass = kf * self.excess_mass;
+        out.loss_allowance = kf * self.loss_allowance;
+        out
     }
 
     /// Fold the entries whose losses lie beyond ±[`LOSS_LIMIT`] in the bound's safe direction.

@@ -40,21 +40,12 @@ impl LossBins {
             probs[j] += p - up;
         }
         probs[0] += self.below.0;
-        GridPmf {
-            step: h,
-            offset: self.first,
+        GridPmf::from_parts(
+            h,
+            self.first,
             probs,
-            infinity_mass: self.p_infinity + self.above.0,
-            bound: Bound::Upper,
-            roundoff_l2: 0.0,
-            roundoff_floor: 0.0,
-            excess_mass: 0.0,
-            folded_bottom: 0,
-            folded_top: 0,
-            folded_error: 0.0,
-            half_offset: false,
-            loss_allowance: 0.0,
-            entry_errors: None,
-        }
+            self.p_infinity + self.above.0,
+            Bound::Upper,
+        )
     }
 }

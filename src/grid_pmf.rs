@@ -105,7 +105,23 @@ impl GridPmf {
                 "such that every loss on the grid lies within ±700 nats",
             ));
         }
-        let pmf = GridPmf {
+        let pmf = GridPmf::from_parts(step, offset, probs, infinity_mass, bound);
+        let total = pmf.total_mass();
+        if total > 1.0 + 1e-9 {
+            return Err(Error::invalid("total mass", total, "at most 1"));
+        }
+        Ok(pmf)
+    }
+
+    /// A PMF with no round-off, folding or allowance recorded yet (trusted inputs).
+    pub(crate) fn from_parts(
+        step: f64,
+        offset: i64,
+        probs: Vec<f64>,
+        infinity_mass: f64,
+        bound: Bound,
+    ) -> GridPmf {
+        GridPmf {
             step,
             offset,
             probs,
@@ -120,12 +136,7 @@ impl GridPmf {
             half_offset: false,
             loss_allowance: 0.0,
             entry_errors: None,
-        };
-        let total = pmf.total_mass();
-        if total > 1.0 + 1e-9 {
-            return Err(Error::invalid("total mass", total, "at most 1"));
         }
-        Ok(pmf)
     }
 
     /// Grid step h in nats.

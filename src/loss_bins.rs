@@ -44,16 +44,6 @@ impl LossBins {
         step: f64,
         tail_mass: f64,
     ) -> Result<LossBins> {
-        Ok(Self::with_edges(mechanism, step, tail_mass)?.0)
-    }
-
-    /// As [`LossBins::from_mechanism`], also returning the CDF information at every node
-    /// (`edges[j]` at `x*(ε_j)`), for refining bins without evaluating the CDFs again.
-    pub(crate) fn with_edges<M: MonotonePrivacyLoss>(
-        mechanism: &M,
-        step: f64,
-        tail_mass: f64,
-    ) -> Result<(LossBins, Vec<M::Edge>)> {
         let (x_lo, x_hi) = mechanism.truncation_points(tail_mass);
         // Beyond ±LOSS_LIMIT the mass joins the tails (above: +∞ for the upper bound).
         let top_loss = mechanism.privacy_loss(x_lo).min(LOSS_LIMIT);
@@ -101,7 +91,7 @@ impl LossBins {
             p_infinity,
             q_neg_infinity,
         };
-        Ok((bins, edges))
+        Ok(bins)
     }
 
     /// The bins of the swapped pair (Q, P), whose privacy loss is the negated one.

@@ -297,20 +297,8 @@ fn lower_pmf(
     infinity_mass: f64,
     loss_allowance: f64,
 ) -> GridPmf {
-    GridPmf {
-        step,
-        offset,
-        probs,
-        infinity_mass,
-        bound: Bound::Lower,
-        roundoff_l2: 0.0,
-        roundoff_floor: 0.0,
-        excess_mass: 0.0,
-        folded_bottom: 0,
-        folded_top: 0,
-        folded_error: 0.0,
-        half_offset: true,
-        loss_allowance,
-        entry_errors: None,
-    }
+    let mut pmf = GridPmf::from_parts(step, offset, probs, infinity_mass, Bound::Lower);
+    pmf.half_offset = true;
+    pmf.loss_allowance = loss_allowance;
+    pmf
 }

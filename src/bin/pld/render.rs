@@ -1,6 +1,6 @@
 //! Renderers: JSON (the serialized answer) and tables for people.
 
-use pld_accountant::{DeltaAnswer, EpsilonAnswer, Settings};
+use pld_accountant::{Bracket, DeltaAnswer, EpsilonAnswer, Settings};
 use serde::Serialize;
 
 pub fn json<T: Serialize>(answer: &T) -> String {
@@ -8,22 +8,27 @@ pub fn json<T: Serialize>(answer: &T) -> String {
 }
 
 pub fn epsilon_table(answer: &EpsilonAnswer) -> String {
-    format!(
-        "epsilon for delta = {}\n  upper bound (publish this)  {}\n  lower bound                 {}\n{}",
-        short_input(answer.delta),
-        number(answer.epsilon.upper),
-        number(answer.epsilon.lower),
-        settings(&answer.settings),
+    bracket_table(
+        format!("epsilon for delta = {}", short_input(answer.delta)),
+        answer.epsilon,
+        &answer.settings,
     )
 }
 
 pub fn delta_table(answer: &DeltaAnswer) -> String {
+    bracket_table(
+        format!("delta for epsilon = {}", short_input(answer.epsilon)),
+        answer.delta,
+        &answer.settings,
+    )
+}
+
+fn bracket_table(title: String, bracket: Bracket, settings_used: &Settings) -> String {
     format!(
-        "delta for epsilon = {}\n  upper bound (publish this)  {}\n  lower bound                 {}\n{}",
-        short_input(answer.epsilon),
-        number(answer.delta.upper),
-        number(answer.delta.lower),
-        settings(&answer.settings),
+        "{title}\n  upper bound (publish this)  {}\n  lower bound                 {}\n{}",
+        number(bracket.upper),
+        number(bracket.lower),
+        settings(settings_used),
     )
 }
 
