@@ -70,6 +70,14 @@ fn check_fft_against_direct(a: &[f64], b: &[f64], context: &str) {
         "FFT ℓ2 error vs exact {fft_err:e} exceeds its reported roundoff_l2 {:e}, {params}",
         fft.roundoff_l2
     );
+    // The per-entry round-off floor estimate, which δ is charged with, must cover the worst
+    // entry's actual error.
+    let worst = max_abs_diff(&fft.values, &exact);
+    assert!(
+        worst <= fft.roundoff_floor,
+        "FFT max error vs exact {worst:e} exceeds its round-off floor estimate {:e}, {params}",
+        fft.roundoff_floor
+    );
     // ... and therefore the measured difference from direct convolution, up to the direct
     // result's own (reported) error.
     let measured = l2_diff(&fft.values, &direct.values);
@@ -221,6 +229,12 @@ fn self_compose_without_truncation_equals_repeated_direct_convolution() {
                 "ℓ2 error vs exact {err:e} exceeds the PMF's roundoff_l2 {:e}, {params}",
                 composed.roundoff_l2()
             );
+            let worst = max_abs_diff(composed.probs(), &exact);
+            assert!(
+                worst <= composed.roundoff_floor(),
+                "max error vs exact {worst:e} exceeds the round-off floor estimate {:e}, {params}",
+                composed.roundoff_floor()
+            );
             let want_inf = 1.0 - (1.0 - infinity_mass).powi(k as i32);
             let got_inf = composed.infinity_mass();
             assert!(
@@ -338,6 +352,33 @@ fn compose_is_commutative_and_associative() {
             (ab_c.infinity_mass() - want_inf).abs() <= MASS_ABS,
             "(a∘b)∘c infinity mass {:e}, want 1 − Π(1 − mᵢ) = {want_inf:e}, {params}",
             ab_c.infinity_mass()
+        );
+    }
+}
+
+/// The round-off floor estimate on a realistic PMF (a discretized Poisson-subsampled Gaussian
+/// step) composed 32 and 64 times, against an exact double-double repeated squaring.
+#[test]
+fn roundoff_floor_covers_a_composed_dp_sgd_step() {
+    use pld_accountant::{Gaussian, LossBins, PoissonSubsampled};
+    let mechanism = PoissonSubsampled::new(Gaussian::new(1.0, 1.0).expect("σ"), 0.05).expect("q");
+    let single = LossBins::from_mechanism(&mechanism, 0.02, 1e-12)
+        .expect("bins")
+        .connect_the_dots();
+    for k in [32u64, 64] {
+        let composed = single.self_compose(k, 0.0).expect("self_compose");
+        let mut exact = single.probs().to_vec();
+        let mut power = 1;
+        while power < k {
+            exact = convolve_reference(&exact, &exact);
+            power *= 2;
+        }
+        let worst = max_abs_diff(composed.probs(), &exact);
+        assert!(
+            worst <= composed.roundoff_floor(),
+            "k={k}: max error {worst:e} exceeds the round-off floor estimate {:e} ({} points)",
+            composed.roundoff_floor(),
+            composed.len()
         );
     }
 }
