@@ -122,13 +122,14 @@ impl<M: MonotonePrivacyLoss> MonotonePrivacyLoss for PoissonSubsampled<M> {
         (self.rate * p_inf, q_neg)
     }
 
+    /// ```text
+    /// δ(ε) = sup_S [(1−q)Q₀(S) + qP₀(S) − e^ε Q₀(S)] = q·δ₀(ln(1 + (e^ε − 1)/q))
+    /// ```
+    /// so the base mechanism's (log-space) closed form is reused and the tails stay accurate.
     fn hockey_stick(&self, epsilon: f64) -> f64 {
         if epsilon <= self.log_keep_out {
             return -epsilon.exp_m1();
         }
-        let (p_inf, _) = self.infinite_masses();
-        let x = self.inverse_privacy_loss(epsilon);
-        let (p, q) = self.masses_below(self.edge(x));
-        (p_inf + (p - epsilon.exp() * q).max(0.0)).clamp(0.0, 1.0)
+        (self.rate * self.base.hockey_stick(self.base_loss_for(epsilon))).clamp(0.0, 1.0)
     }
 }
