@@ -40,7 +40,6 @@ impl GridPmf {
             });
         }
         let conv = convolve(&self.probs, &other.probs);
-        let noise = conv.roundoff_floor;
         let (fa, fb) = (self.finite_mass(), other.finite_mass());
         let (ma, mb) = (self.infinity_mass, other.infinity_mass);
         let halves = self.half_offset as i64 + other.half_offset as i64;
@@ -57,7 +56,7 @@ impl GridPmf {
             roundoff_floor: self.roundoff_floor * fb.max(1.0)
                 + other.roundoff_floor * fa.max(1.0)
                 + self.roundoff_floor * other.roundoff_floor
-                + noise,
+                + conv.roundoff_floor,
             excess_mass: self.excess_mass + other.excess_mass,
             // Earlier folds' errors are spread over the result by the convolution: charge
             // their total everywhere from now on.
@@ -72,7 +71,7 @@ impl GridPmf {
             entry_errors: None,
         };
         if tail_mass > 0.0 {
-            out.fold_noise_floor(noise);
+            out.fold_noise_floor(out.roundoff_floor);
             out.restore_validity(self.q_mass() * other.q_mass());
         }
         out.truncate_tails(tail_mass);
@@ -103,9 +102,10 @@ impl GridPmf {
     /// [`GridPmf::self_compose`] with extra FFT powers of exponentially tilted copies, which
     /// make the upper tail accurate in relative terms (for δ down to ~1e-12 and below).
     ///
-    /// Tilting by θ (`pᵢ ↦ pᵢ e^{θ lᵢ}`) commutes with convolution, so the k-fold power of
-    /// the tilted PMF, untilted entry by entry, is the same result; its absolute round-off at
-    /// loss l is the tilted round-off times `e^{θ(k·l_max − l)}`, tiny in the upper tail. With
+    /// Tilting by θ (`pᵢ ↦ pᵢ e^{θ lᵢ − a}`, `a = ln Σ pᵢ e^{θ lᵢ}`) commutes with
+    /// convolution, so the k-fold power of the tilted PMF, untilted entry by entry, is the same
+    /// result; its absolute round-off at loss l is the tilted round-off times `e^{k·a − θ l}`,
+    /// tiny in the upper tail. With
     /// `tilts` = n > 0, n tilts spread up to the saddle point of the window's top end are
     /// computed and every entry is taken from the computation with the smallest error bound,
     /// which is recorded per entry.
