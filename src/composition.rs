@@ -402,24 +402,7 @@ impl GridPmf {
         if (lo == 0 && hi == n) || lo >= hi {
             return;
         }
-        let below: f64 = self.probs[..lo].iter().sum();
-        let above: f64 = self.probs[hi..].iter().sum();
-        let mut kept = self.probs[lo..hi].to_vec();
-        match self.bound {
-            Bound::Upper => {
-                kept[0] += below;
-                self.infinity_mass += above;
-            }
-            Bound::Lower => {
-                let last = kept.len() - 1;
-                kept[last] += above;
-            }
-        }
-        self.probs = kept;
-        self.offset += lo as i64;
-        self.entry_errors = None;
-        self.folded_bottom += lo as u64;
-        self.folded_top += (n - hi) as u64;
+        self.keep_range(lo, hi);
     }
 
     /// Drop (or fold) the largest prefix and suffix with mass at most `tail_mass / 2` each,
@@ -442,27 +425,36 @@ impl GridPmf {
         if lo >= hi {
             // Everything is negligible: keep one point so the grid is not empty.
             lo = hi.saturating_sub(1);
-            mass_lo = self.probs[..lo].iter().sum();
         }
         if lo == 0 && hi == n {
             return;
         }
+        self.keep_range(lo, hi);
+    }
+
+    /// Keep entries `lo..hi` and fold the rest in the bound's safe direction: an upper PMF
+    /// moves the entries below up onto the first kept one and those above to +∞; a lower PMF
+    /// drops those below and moves those above down onto the last kept one. Their round-off
+    /// stays charged (attached to the first kept entry, or to every δ for the top ones).
+    fn keep_range(&mut self, lo: usize, hi: usize) {
+        let n = self.probs.len();
+        let below: f64 = self.probs[..lo].iter().sum();
+        let above: f64 = self.probs[hi..].iter().sum();
         let mut kept = self.probs[lo..hi].to_vec();
         match self.bound {
             Bound::Upper => {
-                kept[0] += mass_lo;
-                self.infinity_mass += mass_hi;
+                kept[0] += below;
+                self.infinity_mass += above;
             }
             Bound::Lower => {
                 let last = kept.len() - 1;
-                kept[last] += mass_hi;
+                kept[last] += above;
             }
         }
         self.offset += lo as i64;
         self.probs = kept;
         match self.entry_errors.take() {
             Some(errors) => {
-                // Bottom folds land in the first kept entry; top folds are charged always.
                 let mut kept_errors = errors[lo..hi].to_vec();
                 kept_errors[0] += errors[..lo].iter().sum::<f64>();
                 self.folded_error += errors[hi..].iter().sum::<f64>();

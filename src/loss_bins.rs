@@ -38,7 +38,8 @@ impl LossBins {
     ///
     /// # Errors
     /// [`Error::GridTooLarge`] if more than [`MAX_GRID_POINTS`] points would be needed, and
-    /// [`Error::InvalidParameter`] if the losses to represent exceed ±700 nats.
+    /// [`Error::InvalidParameter`] if the loss at a truncation point is not finite. Losses
+    /// beyond ±[`LOSS_LIMIT`] are not an error: they join the tails.
     pub fn from_mechanism<M: MonotonePrivacyLoss>(
         mechanism: &M,
         step: f64,

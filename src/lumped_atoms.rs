@@ -61,7 +61,8 @@ impl LumpedAtoms {
     ///
     /// # Errors
     /// [`Error::GridTooLarge`] beyond [`MAX_GRID_POINTS`] nodes; [`Error::InvalidParameter`]
-    /// if the losses exceed ±700 nats.
+    /// if the loss at a truncation point is not finite (losses beyond ±[`LOSS_LIMIT`] join the
+    /// tails).
     pub fn from_mechanism<M: MonotonePrivacyLoss>(
         mechanism: &M,
         step: f64,
