@@ -507,8 +507,16 @@ impl Plan {
         let mut any_unsampled = false;
         let mut sampled: Vec<(Gaussian, f64, u64)> = Vec::new();
         for (i, event) in spec.events.iter().enumerate() {
-            let MechanismSpec::Gaussian { sigma, sensitivity } = event.mechanism;
             let field = |name: &str| format!("events[{i}].{name}");
+            let MechanismSpec::Gaussian { sigma, sensitivity } = event.mechanism else {
+                return Err(Error::NotImplemented {
+                    field: field("mechanism"),
+                    what: format!("mechanism {:?}", event.mechanism.name()),
+                    detail: ": the PLD accountant handles \"gaussian\" events only in this \
+                             version (the analytic accountants of `compare` accept it)"
+                        .into(),
+                });
+            };
             let gaussian = Gaussian::new(sigma, sensitivity).map_err(|e| match e {
                 Error::InvalidParameter {
                     name,

@@ -30,7 +30,7 @@ pub enum Sampling {
     },
 }
 
-/// A mechanism with validated parameters.
+/// A mechanism with validated parameters (INTERFACE.md's table).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum MechanismSpec {
     /// Gaussian noise N(0, σ²) on a query of L2 sensitivity Δ.
@@ -40,6 +40,56 @@ pub enum MechanismSpec {
         /// Δ > 0.
         sensitivity: f64,
     },
+    /// Laplace noise with density e^{−|x|/b}/(2b) on a query of L1 sensitivity Δ.
+    Laplace {
+        /// b > 0.
+        scale: f64,
+        /// Δ > 0.
+        sensitivity: f64,
+    },
+    /// Integer noise with P(k) ∝ e^{−|k|/scale} on an integer query.
+    DiscreteLaplace {
+        /// scale > 0 (the parameter a of ALGORITHMS.md §2.2 is 1/scale).
+        scale: f64,
+        /// Integer Δ ≥ 1.
+        sensitivity: u64,
+    },
+    /// Integer noise with P(k) ∝ e^{−k²/(2σ²)} on an integer query.
+    DiscreteGaussian {
+        /// σ > 0.
+        sigma: f64,
+        /// Integer Δ ≥ 1.
+        sensitivity: u64,
+    },
+    /// k-ary randomized response: the truth w.p. e^ε/(k−1+e^ε), otherwise one of the other
+    /// k−1 answers uniformly.
+    RandomizedResponse {
+        /// ε > 0.
+        epsilon: f64,
+        /// k ≥ 2.
+        categories: u64,
+    },
+    /// Any mechanism known only to be (ε, δ)-DP (accounted by its worst-case pair).
+    EpsDelta {
+        /// ε ≥ 0.
+        epsilon: f64,
+        /// 0 ≤ δ ≤ 1.
+        delta: f64,
+    },
+}
+
+impl MechanismSpec {
+    /// The name used in the specification.
+    pub fn name(&self) -> &'static str {
+        match self {
+            MechanismSpec::Gaussian { .. } => "gaussian",
+            MechanismSpec::Laplace { .. } => "laplace",
+            MechanismSpec::DiscreteLaplace { .. } => "discrete_laplace",
+            MechanismSpec::DiscreteGaussian { .. } => "discrete_gaussian",
+            MechanismSpec::RandomizedResponse { .. } => "randomized_response",
+            MechanismSpec::EpsDelta { .. } => "eps_delta",
+        }
+    }
 }
 
 /// One released event, possibly repeated.
@@ -62,16 +112,18 @@ pub struct CompositionSpec {
     pub events: Vec<Event>,
 }
 
-/// Mechanism names of INTERFACE.md that this version does not implement yet.
-const PLANNED_MECHANISMS: [&str; 7] = [
+/// Mechanism names the specification accepts.
+const MECHANISMS: [&str; 6] = [
+    "gaussian",
     "laplace",
     "discrete_laplace",
     "discrete_gaussian",
     "randomized_response",
     "eps_delta",
-    "mixture_of_gaussians",
-    "pmf_pair",
 ];
+
+/// Mechanism names that are planned but not accepted yet.
+const PLANNED_MECHANISMS: [&str; 2] = ["mixture_of_gaussians", "pmf_pair"];
 
 /// Largest accepted `count`.
 pub const MAX_COUNT: u64 = 1_000_000_000_000;
@@ -219,29 +271,62 @@ fn parse_event(value: &Value, path: &str, neighbouring: Neighbouring) -> Result<
     };
     let mechanism = match name {
         "gaussian" => {
-            reject_unknown_keys(
-                object,
-                path,
-                &["mechanism", "sigma", "sensitivity", "sampling", "count"],
-            )?;
+            reject_unknown_keys(object, path, &event_keys(&["sigma", "sensitivity"]))?;
             MechanismSpec::Gaussian {
                 sigma: positive(object, path, "sigma", None)?,
                 sensitivity: positive(object, path, "sensitivity", Some(1.0))?,
+            }
+        }
+        "laplace" => {
+            reject_unknown_keys(object, path, &event_keys(&["scale", "sensitivity"]))?;
+            MechanismSpec::Laplace {
+                scale: positive(object, path, "scale", None)?,
+                sensitivity: positive(object, path, "sensitivity", Some(1.0))?,
+            }
+        }
+        "discrete_laplace" => {
+            reject_unknown_keys(object, path, &event_keys(&["scale", "sensitivity"]))?;
+            MechanismSpec::DiscreteLaplace {
+                scale: positive(object, path, "scale", None)?,
+                sensitivity: whole(object, path, "sensitivity", 1, 1)?,
+            }
+        }
+        "discrete_gaussian" => {
+            reject_unknown_keys(object, path, &event_keys(&["sigma", "sensitivity"]))?;
+            MechanismSpec::DiscreteGaussian {
+                sigma: positive(object, path, "sigma", None)?,
+                sensitivity: whole(object, path, "sensitivity", 1, 1)?,
+            }
+        }
+        "randomized_response" => {
+            reject_unknown_keys(object, path, &event_keys(&["epsilon", "categories"]))?;
+            MechanismSpec::RandomizedResponse {
+                epsilon: positive(object, path, "epsilon", None)?,
+                categories: whole(object, path, "categories", 2, 2)?,
+            }
+        }
+        "eps_delta" => {
+            reject_unknown_keys(object, path, &event_keys(&["epsilon", "delta"]))?;
+            MechanismSpec::EpsDelta {
+                epsilon: in_range(object, path, "epsilon", 0.0, f64::INFINITY)?,
+                delta: in_range(object, path, "delta", 0.0, 1.0)?,
             }
         }
         planned if PLANNED_MECHANISMS.contains(&planned) => {
             return Err(Error::NotImplemented {
                 field: format!("{path}.mechanism"),
                 what: format!("mechanism {planned:?}"),
-                detail: ": this version accounts for \"gaussian\" events only".into(),
+                detail: format!(": this version accepts {}", MECHANISMS.join(", ")),
             })
         }
         unknown => {
             return Err(Error::UnknownMechanism {
                 field: format!("{path}.mechanism"),
                 name: unknown.to_string(),
-                expected: std::iter::once("gaussian")
-                    .chain(PLANNED_MECHANISMS)
+                expected: MECHANISMS
+                    .iter()
+                    .chain(PLANNED_MECHANISMS.iter())
+                    .copied()
                     .collect::<Vec<_>>()
                     .join(", "),
             })
@@ -278,6 +363,70 @@ fn positive(
             }
         }
         (Some(other), _) => Err(Error::invalid(name, other, "a finite number > 0")),
+    }
+}
+
+/// The keys an event with these mechanism parameters may have.
+fn event_keys<'a>(parameters: &[&'a str]) -> Vec<&'a str> {
+    let mut keys = vec!["mechanism", "sampling", "count"];
+    keys.extend_from_slice(parameters);
+    keys
+}
+
+/// A required (or defaulted) whole number ≥ `min`.
+fn whole(
+    object: &Map<String, Value>,
+    path: &str,
+    key: &str,
+    default: u64,
+    min: u64,
+) -> Result<u64> {
+    let name = format!("{path}.{key}");
+    let requirement = format!("a whole number ≥ {min}");
+    match object.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Number(n)) => {
+            let value = n.as_u64().or_else(|| {
+                let x = n.as_f64()?;
+                (x.fract() == 0.0 && x >= 0.0 && x < 2f64.powi(63)).then_some(x as u64)
+            });
+            match value {
+                Some(v) if v >= min => Ok(v),
+                _ => Err(Error::invalid(name, n, &requirement)),
+            }
+        }
+        Some(other) => Err(Error::invalid(name, other, &requirement)),
+    }
+}
+
+/// A required number in `[low, high]` (finite).
+fn in_range(
+    object: &Map<String, Value>,
+    path: &str,
+    key: &str,
+    low: f64,
+    high: f64,
+) -> Result<f64> {
+    let name = format!("{path}.{key}");
+    let requirement = if high.is_finite() {
+        format!("a number in [{low}, {high}]")
+    } else {
+        format!("a finite number ≥ {low}")
+    };
+    match object.get(key) {
+        None | Some(Value::Null) => Err(Error::MissingParameter {
+            name,
+            hint: format!("give {key} as {requirement}"),
+        }),
+        Some(Value::Number(n)) => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            if x.is_finite() && x >= low && x <= high {
+                Ok(x)
+            } else {
+                Err(Error::invalid(name, n, &requirement))
+            }
+        }
+        Some(other) => Err(Error::invalid(name, other, &requirement)),
     }
 }
 
@@ -387,10 +536,9 @@ fn parse_sampling(
                     .into(),
             });
         }
-        return Err(Error::NotImplemented {
-            field,
-            what: "fixed_batch sampling".into(),
-            detail: ": use Poisson sampling with add_remove neighbouring for now".into(),
+        return Ok(Sampling::FixedBatch {
+            batch_size: m,
+            dataset_size: n,
         });
     }
     Err(Error::invalid(

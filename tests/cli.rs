@@ -909,6 +909,64 @@ fn bad_rows() -> Vec<Bad> {
                            {"mechanism": "laplace", "scale": 2, "count": 10}]}"#,
             &["events[1].mechanism", "not implemented", "laplace"],
         ),
+        // Parameters of the other mechanisms are validated even before their PLD exists.
+        spec(
+            r#"{"events": [{"mechanism": "laplace", "scale": -1}]}"#,
+            &["events[0].scale", "-1"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "laplace"}]}"#,
+            &["events[0].scale"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "laplace", "scale": 1, "sensitivity": 0}]}"#,
+            &["events[0].sensitivity", "0"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "discrete_laplace", "scale": 1, "sensitivity": 1.5}]}"#,
+            &["events[0].sensitivity", "1.5"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "discrete_gaussian", "sigma": 1, "sensitivity": 0}]}"#,
+            &["events[0].sensitivity", "0"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "randomized_response", "epsilon": 0.5, "categories": 1}]}"#,
+            &["events[0].categories", "1"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "randomized_response", "epsilon": 0}]}"#,
+            &["events[0].epsilon", "0"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "eps_delta", "epsilon": 0.1, "delta": 1.5}]}"#,
+            &["events[0].delta", "1.5"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "eps_delta", "epsilon": -0.1, "delta": 0}]}"#,
+            &["events[0].epsilon", "-0.1"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "eps_delta", "epsilon": 0.1}]}"#,
+            &["events[0].delta"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "laplace", "scale": 1, "sigma": 1}]}"#,
+            &["events[0].sigma"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "mixture_of_gaussians", "sigma": 1}]}"#,
+            &[
+                "events[0].mechanism",
+                "not implemented",
+                "mixture_of_gaussians",
+            ],
+        ),
+        spec(
+            r#"{"neighbouring": "replace", "events": [{"mechanism": "gaussian", "sigma": 1,
+                "sampling": {"fixed_batch": {"batch_size": 10, "dataset_size": 100}}}]}"#,
+            &["events[0].sampling.fixed_batch", "not implemented"],
+        ),
         spec(
             r#"{"events": [{"mechanism": "gaussian", "sigma": 1}"#,
             &["malformed", "line"],
