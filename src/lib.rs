@@ -2,6 +2,7 @@
 #![warn(missing_docs)]
 
 pub mod accountant;
+pub mod analytic;
 pub mod analytic_gaussian;
 pub mod bound;
 pub mod composition;

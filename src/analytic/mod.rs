@@ -1,0 +1,11 @@
+//! Analytic accountants: the bounds people already know, as cross-checks of the PLD answer.
+//!
+//! Each submodule is a small exact formula set (ALGORITHMS.md §7). Every function that returns
+//! a privacy number says whether it is an upper bound or an estimate.
+
+pub mod composition_theorems;
+pub mod optimal_composition;
+pub mod rdp;
+pub mod rdp_mechanisms;
+pub mod rdp_subsampled;
+pub mod zcdp;
