@@ -1,17 +1,22 @@
 //! Benchmarks for DP-SGD accounting and the convolution behind it.
 //!
-//! Run with `cargo bench --bench dp_sgd`. Three groups:
+//! Run with `cargo bench --bench dp_sgd`. Four groups:
 //!
 //! * `dp_sgd_epsilon_default_tolerance`: ε(δ = 1e-5) for four DP-SGD compositions with the
 //!   accuracy-driven defaults (the accountant picks and refines the grid itself).
 //! * `dp_sgd_epsilon_fixed_grid_1e-4`: the first two compositions on a fixed grid step of
 //!   1e-4 nats, the default of Google's `dp_accounting.pld`, for comparison.
+//! * `pld_vs_analytic`: the same ε(δ = 1e-5) queries by each accountant side by side: the
+//!   PLD bracket (default tolerance), RDP, zCDP (unsampled only), the CLT estimate, and the
+//!   whole comparison report; methods that do not apply to a case are skipped.
 //! * `convolution`: the real-FFT convolution beside its baseline, direct convolution, over
 //!   sizes (direct only up to 4096, where it is already far behind).
 //!
 //! All inputs are built outside the timed closures.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
+use pld_accountant::analytic::clt;
+use pld_accountant::comparison::{self, Method};
 use pld_accountant::fft_convolution::{convolve_direct, convolve_fft};
 use pld_accountant::{Accountant, AccountantOptions, CompositionSpec};
 use rand::{Rng, SeedableRng};
@@ -106,6 +111,47 @@ fn bench_epsilon_fixed_grid(c: &mut Criterion) {
     group.finish();
 }
 
+fn bench_pld_vs_analytic(c: &mut Criterion) {
+    let mut group = c.benchmark_group("pld_vs_analytic");
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(3));
+    let analytic: [(&str, Method); 3] = [
+        ("rdp", comparison::rdp_epsilon),
+        ("zcdp", comparison::zcdp_epsilon),
+        ("clt_estimate", |spec, delta| {
+            clt::estimate(spec, delta).map(|e| (e.epsilon, String::new()))
+        }),
+    ];
+    for case in CASES {
+        let spec = case.spec();
+        group.bench_with_input(BenchmarkId::new("pld", case.label()), &spec, |b, spec| {
+            b.iter(|| black_box(epsilon(black_box(spec), AccountantOptions::default())))
+        });
+        for (method, run) in analytic {
+            if run(&spec, DELTA).is_err() {
+                continue;
+            }
+            group.bench_with_input(BenchmarkId::new(method, case.label()), &spec, |b, spec| {
+                b.iter(|| black_box(run(black_box(spec), DELTA).map(|r| r.0)))
+            });
+        }
+        group.bench_with_input(
+            BenchmarkId::new("compare_all", case.label()),
+            &spec,
+            |b, spec| {
+                b.iter(|| {
+                    black_box(comparison::compare(
+                        black_box(spec),
+                        DELTA,
+                        AccountantOptions::default(),
+                    ))
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
 /// Seed for the random convolution inputs, so every run times the same vectors.
 const CONVOLUTION_SEED: u64 = 0x5EED_C0DE;
 /// Sizes timed with both methods.
@@ -144,6 +190,7 @@ criterion_group!(
     benches,
     bench_epsilon_default_tolerance,
     bench_epsilon_fixed_grid,
+    bench_pld_vs_analytic,
     bench_convolution
 );
 criterion_main!(benches);

@@ -5,6 +5,7 @@ pub mod accountant;
 pub mod analytic;
 pub mod analytic_gaussian;
 pub mod bound;
+pub mod comparison;
 pub mod composition;
 pub mod connect_the_dots;
 pub mod error;
@@ -24,6 +25,7 @@ pub use accountant::{
     Accountant, AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance,
 };
 pub use bound::{Bound, Bracket};
+pub use comparison::{compare, Comparison, Kind, MethodRow};
 pub use error::{Error, Result};
 pub use grid_pmf::GridPmf;
 pub use loss_bins::LossBins;

@@ -3,7 +3,9 @@
 //! Each submodule is a small exact formula set (ALGORITHMS.md §7). Every function that returns
 //! a privacy number says whether it is an upper bound or an estimate.
 
+pub mod clt;
 pub mod composition_theorems;
+pub mod event_bounds;
 pub mod optimal_composition;
 pub mod rdp;
 pub mod rdp_mechanisms;

@@ -1,0 +1,257 @@
+//! What each analytic accountant knows about one event of a specification.
+//!
+//! A [`CompositionSpec`](crate::spec::CompositionSpec) event is translated, under the spec's
+//! neighbouring relation, into an RDP curve, a zCDP parameter, or an (ε, δ) guarantee, or
+//! into the reason why that accountant cannot use it. The worst-case pairs and conventions are
+//! those of the PLD accountant (README, "Worst-case pairs"):
+//!
+//! ```text
+//! additive noise, unsampled:      sensitivity Δ (add/remove), 2Δ (replace)
+//! Poisson rate q (add/remove):    per-record bound Δ
+//! fixed batch m of n (replace):   per-record bound Δ, so the replace-one sensitivity is 2Δ,
+//!                                 sampling fraction γ = m/n
+//! randomized_response:            the replace-one pair (one answer changed) under both
+//!                                 relations; under add/remove (an absent person's report is
+//!                                 uniform) this pair dominates by joint convexity
+//! eps_delta:                      (ε, δ) as stated, for the spec's relation
+//! ```
+
+use super::composition_theorems::ApproxDp;
+use super::rdp::RdpCurve;
+use super::{rdp_mechanisms, rdp_subsampled};
+use crate::spec::{Event, MechanismSpec, Neighbouring, Sampling};
+
+/// Why an accountant cannot use an event (shown as the report's reason).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotApplicable {
+    /// One sentence for the report.
+    pub reason: String,
+}
+
+impl NotApplicable {
+    /// A reason for the report.
+    pub fn new(reason: impl Into<String>) -> Self {
+        NotApplicable {
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The sensitivity the unsampled mechanism's two outputs differ by under `relation`.
+fn unsampled_shift(sensitivity: f64, relation: Neighbouring) -> f64 {
+    match relation {
+        Neighbouring::AddRemove => sensitivity,
+        Neighbouring::Replace => 2.0 * sensitivity,
+    }
+}
+
+/// The pure ε of an unsampled ε-DP mechanism (`None` for the Gaussians, which have none).
+fn pure_epsilon(mechanism: MechanismSpec, relation: Neighbouring) -> Option<ApproxDp> {
+    let pure = |epsilon: f64| {
+        Some(ApproxDp {
+            epsilon,
+            delta: 0.0,
+        })
+    };
+    match mechanism {
+        MechanismSpec::Gaussian { .. } | MechanismSpec::DiscreteGaussian { .. } => None,
+        MechanismSpec::Laplace { scale, sensitivity } => {
+            pure(unsampled_shift(sensitivity, relation) / scale)
+        }
+        MechanismSpec::DiscreteLaplace { scale, sensitivity } => {
+            pure(unsampled_shift(sensitivity as f64, relation) / scale)
+        }
+        MechanismSpec::RandomizedResponse { epsilon, .. } => pure(epsilon),
+        MechanismSpec::EpsDelta { epsilon, delta } => Some(ApproxDp { epsilon, delta }),
+    }
+}
+
+/// Amplification by subsampling of an (ε, δ) guarantee with inclusion probability `rate`:
+///
+/// ```text
+/// ε' = ln(1 + rate·(e^ε − 1)),   δ' = rate·δ
+/// ```
+///
+/// # Guarantee
+/// Valid for Poisson sampling under add/remove and for sampling without replacement under
+/// replace-one (rate = m/n).
+///
+/// # References
+/// Balle, Barthe & Gaboardi, "Privacy amplification by subsampling", NeurIPS 2018, Thms 8–9;
+/// Steinke, seed 004, Thm 29.
+fn amplified(guarantee: ApproxDp, rate: f64) -> ApproxDp {
+    // ln(1 + rate·expm1(ε)) in log space for large ε: ln(rate) + ε + ln(1 + (1−rate)/(rate·e^ε)).
+    let epsilon = if guarantee.epsilon < 30.0 {
+        (rate * guarantee.epsilon.exp_m1()).ln_1p()
+    } else {
+        guarantee.epsilon + rate.ln() + ((1.0 - rate) / rate * (-guarantee.epsilon).exp()).ln_1p()
+    };
+    ApproxDp {
+        epsilon: epsilon.min(guarantee.epsilon).max(0.0),
+        delta: rate * guarantee.delta,
+    }
+}
+
+/// The (ε, δ) guarantee of one run of the event, for the composition theorems.
+///
+/// # Guarantee
+/// The event is (ε, δ)-DP for `relation` (an upper bound: the tightest such pair for Laplace,
+/// randomized response and `eps_delta`; amplified by subsampling when sampled).
+///
+/// # Errors
+/// [`NotApplicable`] for Gaussian noise, which has no (ε, 0) guarantee and whose (ε, δ)
+/// curve the composition theorems cannot take without splitting δ.
+pub fn approximate_dp(event: &Event, relation: Neighbouring) -> Result<ApproxDp, NotApplicable> {
+    let base = pure_epsilon(event.mechanism, relation).ok_or_else(|| {
+        NotApplicable::new(format!(
+            "{} noise has no pure ε; the composition theorems need each event's (ε, δ)",
+            event.mechanism.name()
+        ))
+    })?;
+    Ok(match event.sampling {
+        Sampling::None => base,
+        Sampling::Poisson(rate) => amplified(base, rate),
+        Sampling::FixedBatch {
+            batch_size,
+            dataset_size,
+        } => amplified(base, batch_size as f64 / dataset_size as f64),
+    })
+}
+
+/// The zCDP guarantee (ρ, δ) of one run of the event: ρ-zCDP, or δ-approximately ρ-zCDP.
+///
+/// ```text
+/// Gaussian, discrete Gaussian:   ρ = Δ²/(2σ²)
+/// ε-DP (Laplace, RR, ...):       ρ = ε²/2       (δ carried along for eps_delta)
+/// ```
+///
+/// # Guarantee
+/// Upper bound on ρ.
+///
+/// # Errors
+/// [`NotApplicable`] for sampled events: subsampling does not amplify zCDP usefully.
+///
+/// # References
+/// Bun & Steinke, TCC 2016, Props 1.3–1.4; Canonne, Kamath & Steinke, NeurIPS 2020 (discrete
+/// Gaussian, Thm 4).
+pub fn zcdp(event: &Event, relation: Neighbouring) -> Result<(f64, f64), NotApplicable> {
+    if event.sampling != Sampling::None {
+        return Err(NotApplicable::new(
+            "zCDP has no useful amplification by subsampling (use RDP or the PLD)",
+        ));
+    }
+    Ok(match event.mechanism {
+        MechanismSpec::Gaussian { sigma, sensitivity } => {
+            let shift = unsampled_shift(sensitivity, relation);
+            (super::zcdp::gaussian_rho(sigma / shift), 0.0)
+        }
+        MechanismSpec::DiscreteGaussian { sigma, sensitivity } => {
+            let shift = unsampled_shift(sensitivity as f64, relation);
+            (super::zcdp::gaussian_rho(sigma / shift), 0.0)
+        }
+        other => {
+            let guarantee = pure_epsilon(other, relation)
+                .ok_or_else(|| NotApplicable::new(format!("no zCDP bound for {}", other.name())))?;
+            (super::zcdp::pure_dp_rho(guarantee.epsilon), guarantee.delta)
+        }
+    })
+}
+
+/// The RDP curve of one run of the event at `orders`.
+///
+/// ```text
+/// Gaussian:          α/(2σ_m²), σ_m = σ/Δ;  Poisson: MTZ 2019;  fixed batch: WBK 2019 (σ/(2Δ))
+/// discrete Gaussian: as the Gaussian (CKS 2020: same zCDP);  Poisson: Steinke Thm 34
+/// Laplace:           Mironov 2017 Prop. 6;  Poisson: Steinke Thm 34
+/// discrete Laplace:  pure-DP curve at ε = Δ/scale (exact for Δ = 1, where it is binary RR)
+/// RR:                k-ary replace-one curve;  eps_delta with δ = 0: pure-DP curve
+/// ```
+///
+/// # Guarantee
+/// Upper bound on the Rényi divergence at every order.
+///
+/// # Errors
+/// [`NotApplicable`] for `eps_delta` with δ > 0 (no finite Rényi divergence), and for
+/// sampling without replacement of anything but the Gaussian.
+pub fn rdp_curve(
+    event: &Event,
+    relation: Neighbouring,
+    orders: &[f64],
+) -> Result<RdpCurve, NotApplicable> {
+    let orders = orders.to_vec();
+    let mechanism = event.mechanism;
+    if let MechanismSpec::EpsDelta { delta, .. } = mechanism {
+        if delta > 0.0 {
+            return Err(NotApplicable::new(
+                "an (ε, δ) guarantee with δ > 0 bounds no Rényi divergence",
+            ));
+        }
+    }
+    if let MechanismSpec::Gaussian { sigma, sensitivity } = mechanism {
+        return Ok(match event.sampling {
+            Sampling::None => {
+                let multiplier = sigma / unsampled_shift(sensitivity, relation);
+                RdpCurve::from_fn(orders, |a| rdp_mechanisms::gaussian(a, multiplier))
+            }
+            Sampling::Poisson(rate) => RdpCurve::from_fn(orders, |a| {
+                rdp_subsampled::poisson_gaussian(a, rate, sigma / sensitivity)
+            }),
+            Sampling::FixedBatch {
+                batch_size,
+                dataset_size,
+            } => {
+                let gamma = batch_size as f64 / dataset_size as f64;
+                RdpCurve::from_fn(orders, |a| {
+                    rdp_subsampled::without_replacement_gaussian(
+                        a,
+                        gamma,
+                        sigma / (2.0 * sensitivity),
+                    )
+                })
+            }
+        });
+    }
+    // The other mechanisms: an unsampled curve under the relation's sensitivity, subsampled
+    // by Steinke's Theorem 34 (Poisson only).
+    let base_curve = |relation: Neighbouring| -> Box<dyn Fn(f64) -> f64> {
+        match mechanism {
+            MechanismSpec::Laplace { scale, sensitivity } => {
+                let epsilon0 = unsampled_shift(sensitivity, relation) / scale;
+                Box::new(move |a| rdp_mechanisms::laplace(a, epsilon0))
+            }
+            MechanismSpec::DiscreteLaplace { scale, sensitivity } => {
+                let epsilon0 = unsampled_shift(sensitivity as f64, relation) / scale;
+                Box::new(move |a| rdp_mechanisms::pure_dp(a, epsilon0))
+            }
+            MechanismSpec::DiscreteGaussian { sigma, sensitivity } => {
+                let multiplier = sigma / unsampled_shift(sensitivity as f64, relation);
+                Box::new(move |a| rdp_mechanisms::gaussian(a, multiplier))
+            }
+            MechanismSpec::RandomizedResponse {
+                epsilon,
+                categories,
+            } => Box::new(move |a| rdp_mechanisms::randomized_response(a, epsilon, categories)),
+            MechanismSpec::EpsDelta { epsilon, .. } => {
+                Box::new(move |a| rdp_mechanisms::pure_dp(a, epsilon))
+            }
+            // Sampled Gaussians are handled above; this is the same curve for completeness.
+            MechanismSpec::Gaussian { sigma, sensitivity } => {
+                let multiplier = sigma / unsampled_shift(sensitivity, relation);
+                Box::new(move |a| rdp_mechanisms::gaussian(a, multiplier))
+            }
+        }
+    };
+    match event.sampling {
+        Sampling::None => Ok(RdpCurve::from_fn(orders, base_curve(relation))),
+        Sampling::Poisson(rate) => {
+            let base = base_curve(Neighbouring::AddRemove);
+            Ok(RdpCurve::from_fn(orders, |a| {
+                rdp_subsampled::poisson_generic(a, rate, &*base)
+            }))
+        }
+        Sampling::FixedBatch { .. } => Err(NotApplicable::new(format!(
+            "RDP for sampling without replacement is implemented for the Gaussian only, not {}",
+            mechanism.name()
+        ))),
+    }
+}

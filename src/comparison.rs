@@ -1,0 +1,304 @@
+//! Every applicable accountant on one specification: the data behind `pld compare`.
+//!
+//! [`compare`] runs the PLD accountant and each analytic accountant on the same composition
+//! and δ, and returns one row per method with its ε, what kind of number it is (upper bound,
+//! lower bound, estimate) and how long it took; methods that cannot handle the composition
+//! are listed with the reason.
+
+use crate::accountant::{Accountant, AccountantOptions};
+use crate::analytic::composition_theorems::{ApproxDp, CompositionTheorem};
+use crate::analytic::event_bounds::{self, NotApplicable};
+use crate::analytic::rdp::{default_orders, RdpCurve};
+use crate::analytic::{clt, optimal_composition, zcdp};
+use crate::error::{Error, Result};
+use crate::spec::CompositionSpec;
+use serde::Serialize;
+use std::time::Instant;
+
+/// What a reported number is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Guaranteed: the true ε is at most this.
+    UpperBound,
+    /// Guaranteed: the true ε is at least this.
+    LowerBound,
+    /// Neither: an approximation (the CLT).
+    Estimate,
+}
+
+/// One method's answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MethodRow {
+    /// Stable method name, e.g. `"rdp"`.
+    pub method: &'static str,
+    /// ε at the δ of the comparison (`"inf"` in JSON when infinite).
+    #[serde(serialize_with = "crate::report_number::serialize")]
+    pub epsilon: f64,
+    /// Upper bound, lower bound or estimate.
+    pub kind: Kind,
+    /// Wall-clock computing time of this method (for the PLD rows: of the one computation
+    /// that gives both).
+    pub seconds: f64,
+    /// How the value was obtained (optimal order, conversion, grid, ...).
+    pub detail: String,
+}
+
+/// A method that does not apply, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotApplicableRow {
+    /// Stable method name.
+    pub method: &'static str,
+    /// One sentence.
+    pub reason: String,
+}
+
+/// All methods on one composition at one δ.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The δ every row answers for.
+    #[serde(serialize_with = "crate::report_number::serialize")]
+    pub delta: f64,
+    /// The methods that apply, in report order.
+    pub rows: Vec<MethodRow>,
+    /// The methods that do not apply.
+    pub not_applicable: Vec<NotApplicableRow>,
+}
+
+impl Comparison {
+    /// The row of `method`, if it applies.
+    pub fn row(&self, method: &str) -> Option<&MethodRow> {
+        self.rows.iter().find(|r| r.method == method)
+    }
+}
+
+/// Method name of the PLD upper bound row.
+pub const PLD_UPPER: &str = "pld_upper";
+/// Method name of the PLD lower bound row.
+pub const PLD_LOWER: &str = "pld_lower";
+/// Method name of the RDP row.
+pub const RDP: &str = "rdp";
+/// Method name of the zCDP row.
+pub const ZCDP: &str = "zcdp";
+/// Method name of the exact optimal (KOV) composition row.
+pub const OPTIMAL_COMPOSITION: &str = "optimal_composition";
+/// Method name of the CLT row.
+pub const CLT_ESTIMATE: &str = "clt_estimate";
+
+/// Run every accountant on `spec` at `delta`.
+///
+/// # Guarantee
+/// Each row's `kind` says what its ε is: `upper_bound` rows are guaranteed upper bounds on
+/// the smallest ε for which the composition is (ε, δ)-DP, `lower_bound` rows guaranteed lower
+/// bounds, `estimate` rows neither.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for δ outside (0, 1) and for invalid PLD options. A method that
+/// cannot handle the composition is listed in `not_applicable`, not an error.
+pub fn compare(
+    spec: &CompositionSpec,
+    delta: f64,
+    options: AccountantOptions,
+) -> Result<Comparison> {
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(Error::invalid("delta", delta, "a number in (0, 1)"));
+    }
+    let mut comparison = Comparison {
+        delta,
+        rows: Vec::new(),
+        not_applicable: Vec::new(),
+    };
+    pld_rows(spec, delta, options, &mut comparison)?;
+    let analytic: [(&'static str, Kind, Method); 3] = [
+        (RDP, Kind::UpperBound, rdp_epsilon),
+        (ZCDP, Kind::UpperBound, zcdp_epsilon),
+        (
+            OPTIMAL_COMPOSITION,
+            Kind::UpperBound,
+            optimal_composition_epsilon,
+        ),
+    ];
+    for (method, kind, run) in analytic {
+        comparison.push(method, kind, || run(spec, delta));
+    }
+    for theorem in CompositionTheorem::ALL {
+        comparison.push(theorem.name(), Kind::UpperBound, || {
+            let events = approximate_dp_events(spec)?;
+            Ok((theorem.epsilon(&events, delta), String::new()))
+        });
+    }
+    comparison.push(CLT_ESTIMATE, Kind::Estimate, || {
+        let estimate = clt::estimate(spec, delta)?;
+        Ok((estimate.epsilon, format!("μ = {:.6}", estimate.mu)))
+    });
+    Ok(comparison)
+}
+
+/// One analytic method's answer: ε and how it was obtained, or why it does not apply.
+pub type MethodResult = std::result::Result<(f64, String), NotApplicable>;
+
+/// One analytic method, e.g. [`rdp_epsilon`].
+pub type Method = fn(&CompositionSpec, f64) -> MethodResult;
+
+impl Comparison {
+    fn push(
+        &mut self,
+        method: &'static str,
+        kind: Kind,
+        run: impl FnOnce() -> std::result::Result<(f64, String), NotApplicable>,
+    ) {
+        let start = Instant::now();
+        let outcome = run();
+        let seconds = start.elapsed().as_secs_f64();
+        match outcome {
+            Ok((epsilon, detail)) => self.rows.push(MethodRow {
+                method,
+                // A NaN would mean a bug; as an upper bound it can only be reported as ∞.
+                epsilon: if epsilon.is_nan() {
+                    f64::INFINITY
+                } else {
+                    epsilon
+                },
+                kind,
+                seconds,
+                detail,
+            }),
+            Err(NotApplicable { reason }) => self
+                .not_applicable
+                .push(NotApplicableRow { method, reason }),
+        }
+    }
+}
+
+fn pld_rows(
+    spec: &CompositionSpec,
+    delta: f64,
+    options: AccountantOptions,
+    comparison: &mut Comparison,
+) -> Result<()> {
+    let start = Instant::now();
+    let answer = Accountant::new(spec, options).and_then(|a| a.epsilon_for_delta(delta));
+    let seconds = start.elapsed().as_secs_f64();
+    match answer {
+        Ok(answer) => {
+            let s = &answer.settings;
+            let detail = match s.grid_step {
+                Some(h) => format!("{}, grid step {h:.3e}", s.method),
+                None => s.method.to_string(),
+            };
+            for (method, epsilon, kind) in [
+                (PLD_UPPER, answer.epsilon.upper, Kind::UpperBound),
+                (PLD_LOWER, answer.epsilon.lower, Kind::LowerBound),
+            ] {
+                comparison.rows.push(MethodRow {
+                    method,
+                    epsilon,
+                    kind,
+                    seconds,
+                    detail: detail.clone(),
+                });
+            }
+            Ok(())
+        }
+        Err(e @ (Error::InvalidParameter { .. } | Error::MissingParameter { .. })) => Err(e),
+        Err(other) => {
+            for method in [PLD_UPPER, PLD_LOWER] {
+                comparison.not_applicable.push(NotApplicableRow {
+                    method,
+                    reason: other.to_string(),
+                });
+            }
+            Ok(())
+        }
+    }
+}
+
+/// RDP accountant: the events' curves added over dp_accounting's orders, converted at δ by
+/// the better of Mironov's and Canonne–Kamath–Steinke's conversions.
+///
+/// # Guarantee
+/// Upper bound on ε.
+///
+/// # Errors
+/// [`NotApplicable`] when an event has no RDP curve ([`event_bounds::rdp_curve`]).
+pub fn rdp_epsilon(spec: &CompositionSpec, delta: f64) -> MethodResult {
+    let orders = default_orders();
+    let mut total = RdpCurve::zero(orders.clone());
+    for event in &spec.events {
+        let curve = event_bounds::rdp_curve(event, spec.neighbouring, &orders)?;
+        total.compose(&curve, event.count);
+    }
+    let best = total.epsilon(delta);
+    Ok((
+        best.epsilon,
+        format!("order {}, {:?} conversion", best.order, best.conversion),
+    ))
+}
+
+/// zCDP accountant: ρ added over the events (their δ added too, for `eps_delta`), then the
+/// better zCDP conversion at the remaining δ.
+///
+/// # Guarantee
+/// Upper bound on ε (+∞ when the events' own δ uses up δ).
+///
+/// # Errors
+/// [`NotApplicable`] for sampled events ([`event_bounds::zcdp`]).
+pub fn zcdp_epsilon(spec: &CompositionSpec, delta: f64) -> MethodResult {
+    let (mut rho, mut spent) = (0.0, 0.0);
+    for event in &spec.events {
+        let (r, d) = event_bounds::zcdp(event, spec.neighbouring)?;
+        rho += event.count as f64 * r;
+        spent += event.count as f64 * d;
+    }
+    let remaining = delta - spent;
+    if remaining.is_nan() || remaining <= 0.0 {
+        return Ok((
+            f64::INFINITY,
+            format!("the events' own δ ({spent:e}) uses up δ"),
+        ));
+    }
+    let best = zcdp::epsilon_for_delta(rho, remaining);
+    Ok((
+        best.epsilon,
+        format!("ρ = {rho:.6e}, {:?} conversion", best.conversion),
+    ))
+}
+
+fn approximate_dp_events(
+    spec: &CompositionSpec,
+) -> std::result::Result<Vec<(ApproxDp, u64)>, NotApplicable> {
+    spec.events
+        .iter()
+        .map(|e| Ok((event_bounds::approximate_dp(e, spec.neighbouring)?, e.count)))
+        .collect()
+}
+
+/// Optimal composition of (ε, δ) guarantees (Kairouz–Oh–Viswanath, exact), applied to the
+/// worst event's guarantee repeated for every run.
+///
+/// # Guarantee
+/// Upper bound on ε (the exact optimum over all (ε₀, δ₀)-DP mechanisms when the events are
+/// identical).
+///
+/// # Errors
+/// [`NotApplicable`] when an event has no (ε, δ) guarantee ([`event_bounds::approximate_dp`]).
+pub fn optimal_composition_epsilon(spec: &CompositionSpec, delta: f64) -> MethodResult {
+    let events = approximate_dp_events(spec)?;
+    // Every event is (max ε, max δ)-DP, so the homogeneous optimum for that pair is an upper
+    // bound; it is the exact optimum over (ε, δ)-DP mechanisms when the events are identical.
+    let epsilon0 = events.iter().map(|e| e.0.epsilon).fold(0.0, f64::max);
+    let delta0 = events.iter().map(|e| e.0.delta).fold(0.0, f64::max);
+    let k: u64 = events.iter().map(|e| e.1).sum();
+    let homogeneous = events.iter().all(|e| e.0 == events[0].0);
+    Ok((
+        optimal_composition::epsilon_for_delta(epsilon0, delta0, k, delta),
+        format!(
+            "{k} × (ε₀ = {epsilon0}, δ₀ = {delta0}){}",
+            if homogeneous {
+                ""
+            } else {
+                ", the worst event's guarantee for all"
+            }
+        ),
+    ))
+}
