@@ -156,6 +156,12 @@ fn clt_mu_matches_closed_forms() {
     // ALGORITHMS.md §9.1: ε(1e-5) at μ = 1.
     assert!((estimate.epsilon - 4.37717809568).abs() < 1e-8);
 
+    // Poisson rate 1 is the unsampled Gaussian: zCDP applies and is above the exact value.
+    let full_batch =
+        compare(&dp_sgd(2.0, 1.0, 100), 1e-5, AccountantOptions::default()).expect("runs");
+    let zcdp = full_batch.row(ZCDP).expect("zCDP applies at q = 1").epsilon;
+    assert!(zcdp >= full_batch.row(PLD_UPPER).expect("PLD").epsilon);
+
     for (sigma, q, steps) in [(1.0, 0.01, 1000), (0.8, 0.004, 100_000), (3.0, 0.1, 50)] {
         let estimate = clt::estimate(&dp_sgd(sigma, q, steps), 1e-5).expect("applies");
         let bu = q * (steps as f64 * (1.0 / (sigma * sigma)).exp_m1()).sqrt();

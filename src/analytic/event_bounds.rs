@@ -129,13 +129,17 @@ pub fn approximate_dp(event: &Event, relation: Neighbouring) -> Result<ApproxDp,
 /// Upper bound on ρ.
 ///
 /// # Errors
-/// [`NotApplicable`] for sampled events: subsampling does not amplify zCDP usefully.
+/// [`NotApplicable`] for sampled events (Poisson rate < 1 or a fixed batch): subsampling
+/// does not amplify zCDP usefully.
 ///
 /// # References
 /// Bun & Steinke, TCC 2016, Props 1.3–1.4; Canonne, Kamath & Steinke, NeurIPS 2020 (discrete
 /// Gaussian, Thm 4).
 pub fn zcdp(event: &Event, relation: Neighbouring) -> Result<(f64, f64), NotApplicable> {
-    if event.sampling != Sampling::None {
+    // Poisson sampling at rate 1 includes every record: the unsampled pair.
+    let unsampled = matches!(event.sampling, Sampling::None)
+        || matches!(event.sampling, Sampling::Poisson(rate) if rate >= 1.0);
+    if !unsampled {
         return Err(NotApplicable::new(
             "zCDP has no useful amplification by subsampling (use RDP or the PLD)",
         ));
