@@ -12,6 +12,7 @@ pub mod error;
 pub mod fft_convolution;
 pub mod grid_pmf;
 pub mod hockey_stick;
+pub mod log_space;
 pub mod loss_bins;
 pub mod lumped_atoms;
 pub mod mechanism;

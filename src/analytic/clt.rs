@@ -24,6 +24,7 @@
 
 use super::event_bounds::NotApplicable;
 use crate::analytic_gaussian;
+use crate::log_space::log_sum_exp;
 use crate::spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling};
 use serde::Serialize;
 
@@ -156,11 +157,7 @@ fn log_mixture(noise: Noise, components: &[(f64, f64)], x: f64) -> f64 {
         .iter()
         .map(|&(w, s)| w.ln() + noise.log_density(x - s))
         .collect();
-    let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if top == f64::NEG_INFINITY {
-        return top;
-    }
-    top + logs.iter().map(|l| (l - top).exp()).sum::<f64>().ln()
+    log_sum_exp(&logs)
 }
 
 impl OutcomePair {
@@ -293,17 +290,9 @@ impl OutcomePair {
 
     /// `E_P[L]` and `Var_P[L]` with P normalized over the outcomes.
     fn moments(&self) -> LossMoments {
-        let top = self.log_p.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let top_q = self.log_q.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         // Normalizing constants (the grid spacing and the noise's constant cancel).
-        let norm_p = top + self.log_p.iter().map(|l| (l - top).exp()).sum::<f64>().ln();
-        let norm_q = top_q
-            + self
-                .log_q
-                .iter()
-                .map(|l| (l - top_q).exp())
-                .sum::<f64>()
-                .ln();
+        let norm_p = log_sum_exp(&self.log_p);
+        let norm_q = log_sum_exp(&self.log_q);
         let (mut mean, mut second) = (0.0, 0.0);
         for (&lp, &lq) in self.log_p.iter().zip(&self.log_q) {
             let weight = (lp - norm_p).exp();

@@ -38,6 +38,7 @@
 //!   algorithm of R).
 
 use crate::bound::Bracket;
+use crate::summation::NeumaierSum;
 
 /// Unit round-off of f64.
 const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
@@ -531,7 +532,7 @@ impl Binomial {
         let top = last.min(self.high);
         let ln_scale = self.ln_pmf(top.min(self.mode));
         let mut sweep = Sweep::start_down(self, top, ln_scale);
-        let mut sum = Neumaier::default();
+        let mut sum = NeumaierSum::default();
         let mut terms = 0_u64;
         let tail_scaled = loop {
             let j = sweep.j;
@@ -628,8 +629,8 @@ impl Binomial {
         let ln_scale = self.ln_pmf(j.min(self.mode));
         let t = (target.ln() - ln_scale).exp();
         let mut sweep = Sweep::start_down(self, j, ln_scale);
-        let mut p = Neumaier::default();
-        let mut e = Neumaier::default();
+        let mut p = NeumaierSum::default();
+        let mut e = NeumaierSum::default();
         let mut terms = 0_u64;
         let tail = loop {
             let i = sweep.j;
@@ -690,28 +691,6 @@ fn scale_down(x: f64, ln_scale: f64) -> f64 {
         return 0.0;
     }
     (x.ln() + ln_scale).exp() * (1.0 - 4.0 * UNIT_ROUNDOFF)
-}
-
-/// Neumaier-compensated running sum.
-#[derive(Debug, Default, Clone, Copy)]
-struct Neumaier {
-    sum: f64,
-    compensation: f64,
-}
-
-impl Neumaier {
-    fn add(&mut self, x: f64) {
-        let t = self.sum + x;
-        if self.sum.abs() >= x.abs() {
-            self.compensation += (self.sum - t) + x;
-        } else {
-            self.compensation += (x - t) + self.sum;
-        }
-        self.sum = t;
-    }
-    fn value(&self) -> f64 {
-        self.sum + self.compensation
-    }
 }
 
 /// A walk over j producing `P(X = j)/e^{ln_scale}`: exact log-probabilities every

@@ -11,6 +11,7 @@
 //! ```
 //! All values are in nats. The reported bound is the minimum over orders and conversions.
 
+use crate::log_space::ln_neg_expm1_neg;
 use serde::Serialize;
 
 /// Orders below this do not use the CKS conversion (it is numerically unstable as α → 1 and
@@ -349,13 +350,4 @@ fn sanitize(d: f64) -> f64 {
 /// (`two_log_delta = 2 ln δ`).
 fn kl_suffices(d: f64, two_log_delta: f64) -> bool {
     d == 0.0 || two_log_delta > ln_neg_expm1_neg(d)
-}
-
-/// `ln(1 − e^{−t})` for `t > 0` (0 at +∞).
-fn ln_neg_expm1_neg(t: f64) -> f64 {
-    if t > std::f64::consts::LN_2 {
-        (-(-t).exp()).ln_1p()
-    } else {
-        (-(-t).exp_m1()).ln()
-    }
 }

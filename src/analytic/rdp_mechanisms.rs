@@ -14,6 +14,7 @@
 //! max-divergence), ε ≥ 0, σ > 0. Outside them nothing panics and nothing is NaN: α < 1 is
 //! treated as α = 1 (an upper bound, since `D_α` is non-decreasing in α) and a NaN argument
 //! gives +∞.
+use crate::log_space::{ln_expm1, ln_neg_expm1_neg, log_add_exp, softplus};
 
 /// Gaussian mechanism with noise multiplier σ (noise standard deviation / ℓ2 sensitivity).
 ///
@@ -139,42 +140,6 @@ pub fn randomized_response(alpha: f64, epsilon: f64, categories: u64) -> f64 {
     let log_y = ln_expm1(alpha * eps) + ln_neg_expm1_neg(am1 * eps) - log_denominator;
     // D_α ≤ D_∞ = ε; the clamp only matters where αε overflows.
     (softplus(log_y) / am1).min(eps)
-}
-
-/// `ln(1 + eˣ)` without overflow or loss of precision (exact at ±∞).
-fn softplus(x: f64) -> f64 {
-    if x > 0.0 {
-        x + (-x).exp().ln_1p()
-    } else {
-        x.exp().ln_1p()
-    }
-}
-
-/// `ln(eᵃ + eᵇ)`, exact for −∞ arguments.
-fn log_add_exp(a: f64, b: f64) -> f64 {
-    let (hi, lo) = if a >= b { (a, b) } else { (b, a) };
-    if hi.is_infinite() {
-        return hi;
-    }
-    hi + (lo - hi).exp().ln_1p()
-}
-
-/// `ln(eˣ − 1)` for `x ≥ 0` (−∞ at 0), without overflow.
-fn ln_expm1(x: f64) -> f64 {
-    if x > 30.0 {
-        x + (-(-x).exp()).ln_1p()
-    } else {
-        x.exp_m1().ln()
-    }
-}
-
-/// `ln(1 − e^{−t})` for `t ≥ 0` (−∞ at 0), accurate for small and large t.
-fn ln_neg_expm1_neg(t: f64) -> f64 {
-    if t > std::f64::consts::LN_2 {
-        (-(-t).exp()).ln_1p()
-    } else {
-        (-(-t).exp_m1()).ln()
-    }
 }
 
 /// `ln g(t)` with `g(t) = eᵗ − 1 − t ≥ 0` (−∞ at 0, +∞ at ±∞).

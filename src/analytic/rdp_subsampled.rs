@@ -19,6 +19,7 @@
 //! order in u). The extra is below 1e-14 relative for integer orders and about 1e-15 absolute in
 //! `ln A` for the fractional-order series.
 
+use crate::log_space::{ln_expm1, ln_neg_expm1_neg, log_add_exp, softplus};
 use crate::normal;
 use crate::summation::neumaier_sum;
 
@@ -601,40 +602,4 @@ fn upper_log_sum(terms: &[Term]) -> Option<f64> {
     }));
     let bound = value + term_errors + 4.0 * UNIT_ROUNDOFF * (positive + negative);
     Some(max + bound.ln())
-}
-
-/// `ln(1 + eˣ)` without overflow (exact at ±∞).
-fn softplus(x: f64) -> f64 {
-    if x > 0.0 {
-        x + (-x).exp().ln_1p()
-    } else {
-        x.exp().ln_1p()
-    }
-}
-
-/// `ln(eᵃ + eᵇ)`, exact for infinite arguments.
-fn log_add_exp(a: f64, b: f64) -> f64 {
-    let (hi, lo) = if a >= b { (a, b) } else { (b, a) };
-    if hi.is_infinite() {
-        return hi;
-    }
-    hi + (lo - hi).exp().ln_1p()
-}
-
-/// `ln(eˣ − 1)` for `x > 0`, without overflow.
-fn ln_expm1(x: f64) -> f64 {
-    if x > 30.0 {
-        x + (-(-x).exp()).ln_1p()
-    } else {
-        x.exp_m1().ln()
-    }
-}
-
-/// `ln(1 − e^{−t})` for `t > 0`.
-fn ln_neg_expm1_neg(t: f64) -> f64 {
-    if t > std::f64::consts::LN_2 {
-        (-(-t).exp()).ln_1p()
-    } else {
-        (-(-t).exp_m1()).ln()
-    }
 }

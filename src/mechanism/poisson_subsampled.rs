@@ -2,6 +2,7 @@
 
 use super::MonotonePrivacyLoss;
 use crate::error::{Error, Result};
+use crate::log_space::log_add_exp;
 
 /// The mechanism run on a Poisson subsample: each record is kept independently with
 /// probability `rate` (q).
@@ -66,15 +67,6 @@ impl<M: MonotonePrivacyLoss> PoissonSubsampled<M> {
             (epsilon.exp_m1() / self.rate).ln_1p()
         }
     }
-}
-
-/// Log-sum-exp of two values, exact for −∞ arguments.
-fn log_add_exp(a: f64, b: f64) -> f64 {
-    let (hi, lo) = if a >= b { (a, b) } else { (b, a) };
-    if hi == f64::NEG_INFINITY {
-        return hi;
-    }
-    hi + (lo - hi).exp().ln_1p()
 }
 
 impl<M: MonotonePrivacyLoss> MonotonePrivacyLoss for PoissonSubsampled<M> {
