@@ -8,8 +8,12 @@ use crate::bound::{Bound, Bracket};
 use crate::composition::compose_all;
 use crate::error::{Error, Result};
 use crate::grid_pmf::GridPmf;
+use crate::loss_atoms::LossAtoms;
 use crate::loss_bins::MAX_GRID_POINTS;
-use crate::mechanism::{Gaussian, PoissonSubsampled};
+use crate::mechanism::discrete::{self, IntegerPair};
+use crate::mechanism::{
+    FixedBatch, Gaussian, Laplace, MixtureOfGaussians, MonotonePrivacyLoss, PoissonSubsampled,
+};
 use crate::pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
 use crate::spec::{CompositionSpec, MechanismSpec, Neighbouring, Sampling};
 use serde::Serialize;
@@ -158,13 +162,44 @@ pub struct Accountant {
 }
 
 /// The composition regrouped for computing: unsampled Gaussians merged analytically,
-/// identical sampled events merged into one self-composition.
+/// identical events merged into one self-composition.
 #[derive(Debug, Clone, PartialEq)]
 struct Plan {
     /// μ of all unsampled (or q = 1) Gaussian events together, if any.
     gaussian_mu: Option<f64>,
-    /// (mechanism, Poisson rate, count) of the sampled events.
-    sampled: Vec<(Gaussian, f64, u64)>,
+    /// The other events, identical ones merged.
+    groups: Vec<Group>,
+}
+
+/// Identical events, composed `count` times.
+#[derive(Debug, Clone, PartialEq)]
+struct Group {
+    component: Component,
+    count: u64,
+}
+
+/// One event's pair, in the form the discretization needs.
+#[derive(Debug, Clone, PartialEq)]
+enum Component {
+    SubsampledGaussian(PoissonSubsampled<Gaussian>),
+    FixedBatchGaussian(FixedBatch<Gaussian>),
+    Mixture(MixtureOfGaussians),
+    Laplace(Laplace),
+    SubsampledLaplace(PoissonSubsampled<Laplace>),
+    FixedBatchLaplace(FixedBatch<Laplace>),
+    /// Built per truncation mass (its tails depend on it).
+    DiscreteGaussian {
+        sigma: f64,
+        sensitivity: u64,
+        pair: IntegerPair,
+    },
+    /// Exact atoms of a finite pair (REMOVE direction), with the lattice their losses lie on
+    /// when it is known (every loss an integer multiple of it).
+    Atoms {
+        atoms: LossAtoms,
+        symmetry: Symmetry,
+        lattice: Option<f64>,
+    },
 }
 
 impl Accountant {
@@ -302,7 +337,7 @@ impl Accountant {
     /// # Errors
     /// Grid and range errors from discretization and composition.
     pub fn pld(&self, step: f64, tail_mass: f64) -> Result<BracketedPld> {
-        let symmetric = self.plan.sampled.is_empty();
+        let symmetric = self.plan.is_symmetric();
         let grid = Grid {
             step,
             tail_mass,
@@ -341,20 +376,13 @@ impl Accountant {
             )?;
             parts.push(single.remove().clone());
         }
-        for &(gaussian, rate, count) in &self.plan.sampled {
-            let mechanism = PoissonSubsampled::new(gaussian, rate)?;
-            let single = PrivacyLossDistribution::from_mechanism(
-                &mechanism,
-                Symmetry::Asymmetric,
-                step,
-                tail_mass,
-                bound,
-            )?;
+        for group in &self.plan.groups {
+            let single = group.component.pld(bound, step, tail_mass)?;
             let pmf = match direction {
                 Direction::Remove => single.remove(),
                 Direction::Add => single.add(),
             };
-            parts.push(pmf.self_compose_tilted(count, tail_mass, tilts)?);
+            parts.push(pmf.self_compose_tilted(group.count, tail_mass, tilts)?);
         }
         compose_all(parts, tail_mass)
     }
@@ -368,7 +396,7 @@ impl Accountant {
     /// cannot change either end of the bracket (the lower end stays valid because the
     /// maximum is at least REMOVE's value). Otherwise ADD is computed at full resolution too.
     fn evaluate(&self, grid: Grid, query: &(dyn Fn(&GridPmf) -> f64 + Sync)) -> Result<Evaluation> {
-        let symmetric = self.plan.sampled.is_empty();
+        let symmetric = self.plan.is_symmetric();
         // (value, number of grid points) of one direction in one bound.
         let run = |bound, direction, grid| -> Result<(f64, usize)> {
             self.composed(bound, direction, grid)
@@ -448,7 +476,7 @@ impl Accountant {
                 Err(Error::GridTooLarge { .. })
                     if fixed.is_none() && refinements == 0 && coarsenings < MAX_COARSENINGS =>
                 {
-                    step *= 4.0;
+                    step = self.plan.aligned_step(step * 4.0);
                     coarsenings += 1;
                     continue;
                 }
@@ -459,7 +487,9 @@ impl Accountant {
             let met = width.is_finite() && width <= wanted;
             let give_up =
                 fixed.is_some() || met || !width.is_finite() || refinements >= MAX_REFINEMENTS;
-            let next = step * (0.95 * (wanted / width).sqrt()).clamp(0.1, 0.8);
+            let next = self
+                .plan
+                .aligned_step(step * (0.95 * (wanted / width).sqrt()).clamp(0.1, 0.8));
             // The composed grids grow like 1/step: stop before one would exceed the budget.
             let too_large =
                 points as f64 * (step / next) > MAX_REFINED_POINTS as f64 || !self.plan.fits(next);
@@ -501,23 +531,22 @@ impl Settings {
     }
 }
 
+/// Largest lattice refinement tried when aligning the grid to several lattices.
+const MAX_LATTICE_DIVISOR: u32 = 1000;
+
 impl Plan {
     fn from_spec(spec: &CompositionSpec) -> Result<Plan> {
         let mut mu_squared = 0.0;
         let mut any_unsampled = false;
-        let mut sampled: Vec<(Gaussian, f64, u64)> = Vec::new();
+        let mut groups: Vec<Group> = Vec::new();
+        // Under replace-one the two outputs of unsampled additive noise differ by 2Δ.
+        let factor = match spec.neighbouring {
+            Neighbouring::AddRemove => 1.0,
+            Neighbouring::Replace => 2.0,
+        };
         for (i, event) in spec.events.iter().enumerate() {
             let field = |name: &str| format!("events[{i}].{name}");
-            let MechanismSpec::Gaussian { sigma, sensitivity } = event.mechanism else {
-                return Err(Error::NotImplemented {
-                    field: field("mechanism"),
-                    what: format!("mechanism {:?}", event.mechanism.name()),
-                    detail: ": the PLD accountant handles \"gaussian\" events only in this \
-                             version (the analytic accountants of `compare` accept it)"
-                        .into(),
-                });
-            };
-            let gaussian = Gaussian::new(sigma, sensitivity).map_err(|e| match e {
+            let located = |e: Error| match e {
                 Error::InvalidParameter {
                     name,
                     value,
@@ -528,33 +557,111 @@ impl Plan {
                     requirement,
                 },
                 other => other,
-            })?;
-            let rate = match event.sampling {
-                Sampling::None => 1.0,
-                Sampling::Poisson(rate) => rate,
-                Sampling::FixedBatch { .. } => {
-                    return Err(Error::NotImplemented {
-                        field: field("sampling.fixed_batch"),
-                        what: "fixed_batch sampling".into(),
-                        detail: String::new(),
-                    })
-                }
             };
-            if rate == 1.0 {
-                // Under replace-one the two outputs can differ by 2Δ.
-                let factor = match spec.neighbouring {
-                    Neighbouring::AddRemove => 1.0,
-                    Neighbouring::Replace => 2.0,
-                };
-                mu_squared += event.count as f64 * (factor * gaussian.mu()).powi(2);
-                any_unsampled = true;
-            } else if let Some(entry) = sampled
-                .iter_mut()
-                .find(|(g, r, _)| *g == gaussian && *r == rate)
-            {
-                entry.2 += event.count;
+            // Poisson sampling at rate 1 and a batch of the whole dataset are no sampling.
+            let sampling = match event.sampling {
+                Sampling::Poisson(rate) if rate >= 1.0 => Sampling::None,
+                Sampling::FixedBatch {
+                    batch_size,
+                    dataset_size,
+                } if batch_size >= dataset_size => Sampling::None,
+                other => other,
+            };
+            let component = match (&event.mechanism, sampling) {
+                (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::None) => {
+                    let gaussian = Gaussian::new(sigma, sensitivity).map_err(located)?;
+                    mu_squared += event.count as f64 * (factor * gaussian.mu()).powi(2);
+                    any_unsampled = true;
+                    continue;
+                }
+                (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::Poisson(rate)) => {
+                    let gaussian = Gaussian::new(sigma, sensitivity).map_err(located)?;
+                    Component::SubsampledGaussian(
+                        PoissonSubsampled::new(gaussian, rate).map_err(located)?,
+                    )
+                }
+                (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::FixedBatch { .. }) => {
+                    let gaussian = Gaussian::new(sigma, sensitivity).map_err(located)?;
+                    Component::FixedBatchGaussian(
+                        FixedBatch::new(gaussian, gamma(sampling)).map_err(located)?,
+                    )
+                }
+                (&MechanismSpec::Laplace { scale, sensitivity }, Sampling::None) => {
+                    Component::Laplace(Laplace::new(scale, factor * sensitivity).map_err(located)?)
+                }
+                (&MechanismSpec::Laplace { scale, sensitivity }, Sampling::Poisson(rate)) => {
+                    let laplace = Laplace::new(scale, sensitivity).map_err(located)?;
+                    Component::SubsampledLaplace(
+                        PoissonSubsampled::new(laplace, rate).map_err(located)?,
+                    )
+                }
+                (&MechanismSpec::Laplace { scale, sensitivity }, Sampling::FixedBatch { .. }) => {
+                    let laplace = Laplace::new(scale, sensitivity).map_err(located)?;
+                    Component::FixedBatchLaplace(
+                        FixedBatch::new(laplace, gamma(sampling)).map_err(located)?,
+                    )
+                }
+                (&MechanismSpec::DiscreteLaplace { scale, sensitivity }, _) => {
+                    let (sensitivity, pair) = integer_pair(sensitivity, factor, sampling);
+                    let atoms = discrete::discrete_laplace(scale, sensitivity, pair)?;
+                    Component::Atoms {
+                        atoms,
+                        symmetry: pair_symmetry(pair),
+                        lattice: (pair == IntegerPair::Plain).then_some(1.0 / scale),
+                    }
+                }
+                (&MechanismSpec::DiscreteGaussian { sigma, sensitivity }, _) => {
+                    let (sensitivity, pair) = integer_pair(sensitivity, factor, sampling);
+                    Component::DiscreteGaussian {
+                        sigma,
+                        sensitivity,
+                        pair,
+                    }
+                }
+                (
+                    &MechanismSpec::RandomizedResponse {
+                        epsilon,
+                        categories,
+                    },
+                    _,
+                ) => atoms_component(
+                    discrete::randomized_response(epsilon, categories),
+                    epsilon,
+                    sampling,
+                ),
+                (&MechanismSpec::EpsDelta { epsilon, delta }, _) => {
+                    atoms_component(discrete::eps_delta(epsilon, delta), epsilon, sampling)
+                }
+                (
+                    MechanismSpec::MixtureOfGaussians {
+                        sigma,
+                        sensitivities,
+                        probabilities,
+                    },
+                    _,
+                ) => {
+                    let mixture = MixtureOfGaussians::new(*sigma, sensitivities, probabilities)
+                        .map_err(located)?;
+                    if mixture.largest_shift() == 0.0 {
+                        // Both outputs have the same distribution: no privacy loss at all.
+                        atoms_component(discrete::eps_delta(0.0, 0.0), 0.0, Sampling::None)
+                    } else {
+                        Component::Mixture(mixture)
+                    }
+                }
+                (MechanismSpec::PmfPair { p, q }, _) => Component::Atoms {
+                    atoms: discrete::pmf_pair(p, q),
+                    symmetry: Symmetry::Asymmetric,
+                    lattice: None,
+                },
+            };
+            if let Some(group) = groups.iter_mut().find(|g| g.component == component) {
+                group.count += event.count;
             } else {
-                sampled.push((gaussian, rate, event.count));
+                groups.push(Group {
+                    component,
+                    count: event.count,
+                });
             }
         }
         let gaussian_mu = if any_unsampled {
@@ -572,38 +679,244 @@ impl Plan {
         };
         Ok(Plan {
             gaussian_mu,
-            sampled,
+            groups,
         })
     }
 
     /// μ when the whole composition is one Gaussian (no grid needed).
     fn analytic_mu(&self) -> Option<f64> {
-        if self.sampled.is_empty() {
+        if self.groups.is_empty() {
             self.gaussian_mu
         } else {
             None
         }
     }
 
+    /// Whether every event's ADD pair has the same PLD as its REMOVE pair.
+    fn is_symmetric(&self) -> bool {
+        self.groups
+            .iter()
+            .all(|g| g.component.symmetry() == Symmetry::Symmetric)
+    }
+
     /// First grid step. Both discretizations err by about `0.3·k·h²` in ε after k
     /// compositions (measured on DP-SGD; second order), so this step gives a bracket of about
-    /// 0.01 nats: coarse enough to be cheap, and refinement rescales it in one go.
+    /// 0.01 nats: coarse enough to be cheap, and refinement rescales it in one go. When every
+    /// event is a finite pair on a common lattice, the lattice itself is the grid (exact).
     fn initial_step(&self) -> f64 {
-        let k: u64 = self.sampled.iter().map(|s| s.2).sum::<u64>() + 1;
-        (0.02 / k as f64).sqrt().clamp(1e-5, 2e-2)
+        let k: u64 = self.groups.iter().map(|g| g.count).sum::<u64>() + 1;
+        let step = (0.02 / k as f64).sqrt().clamp(1e-5, 2e-2);
+        let all_on_lattice = self.gaussian_mu.is_none()
+            && self.groups.iter().all(|g| {
+                matches!(g.component, Component::Atoms { lattice: Some(u), .. } if u > 0.0)
+                    || matches!(
+                        g.component,
+                        Component::Atoms { ref atoms, .. } if atoms.atoms().iter().all(|a| a.loss == 0.0)
+                    )
+            });
+        if all_on_lattice {
+            if let Some(unit) = self.common_lattice(0.0) {
+                return unit.min(1.0);
+            }
+        }
+        self.aligned_step(step)
+    }
+
+    /// The largest step ≤ `step` that divides the common lattice of the events whose atoms
+    /// are spaced at least `step` apart, so those atoms sit exactly on grid points (both
+    /// roundings are then exact for them); `step` itself if there is no common lattice.
+    fn aligned_step(&self, step: f64) -> f64 {
+        match self.common_lattice(step) {
+            Some(unit) => unit / (unit / step * (1.0 - 1e-12)).ceil().max(1.0),
+            None => step,
+        }
+    }
+
+    /// The largest g such that every lattice unit of at least `smallest` is a whole multiple
+    /// of g (within 1e-9 relative), trying g = u_min/n for n up to 1000.
+    fn common_lattice(&self, smallest: f64) -> Option<f64> {
+        let units: Vec<f64> = self
+            .groups
+            .iter()
+            .filter_map(|g| match g.component {
+                Component::Atoms {
+                    lattice: Some(u), ..
+                } => Some(u),
+                // No lattice: keep at least the largest loss on the grid, the atom that weighs
+                // most in δ(ε) for ε > 0 (an isolated atom off the grid costs the lower bound
+                // first-order error).
+                Component::Atoms {
+                    ref atoms,
+                    lattice: None,
+                    ..
+                } => atoms.atoms().last().map(|a| a.loss),
+                Component::Laplace(laplace) => Some(laplace.epsilon0()),
+                Component::SubsampledLaplace(m) => Some(top_constant_loss(&m)),
+                Component::FixedBatchLaplace(m) => Some(top_constant_loss(&m)),
+                Component::DiscreteGaussian {
+                    sigma,
+                    sensitivity,
+                    pair: IntegerPair::Plain,
+                } => Some(sensitivity as f64 / (2.0 * sigma * sigma)),
+                _ => None,
+            })
+            .filter(|&u| u > 0.0 && u >= smallest && u.is_finite())
+            .collect();
+        let smallest_unit = units.iter().copied().fold(f64::INFINITY, f64::min);
+        if !smallest_unit.is_finite() {
+            return None;
+        }
+        (1..=MAX_LATTICE_DIVISOR).find_map(|n| {
+            let g = smallest_unit / n as f64;
+            units
+                .iter()
+                .all(|u| {
+                    let r = u / g;
+                    (r - r.round()).abs() <= 1e-9 * r
+                })
+                .then_some(g)
+        })
     }
 
     /// Whether a grid of this step stays within the size limits (rough, per mechanism).
     fn fits(&self, step: f64) -> bool {
+        let gaussian_width = |mu: f64| mu * mu / 2.0 + 20.0 * mu + 1.0;
         let widest = self
-            .sampled
+            .groups
             .iter()
-            .map(|(g, _, _)| {
-                let mu = g.mu();
-                mu * mu / 2.0 + 20.0 * mu + 1.0
-            })
-            .chain(self.gaussian_mu.map(|mu| mu * mu / 2.0 + 20.0 * mu + 1.0))
+            .map(|g| g.component.loss_width(gaussian_width))
+            .chain(self.gaussian_mu.map(gaussian_width))
             .fold(0.0, f64::max);
         2.0 * widest / step < MAX_GRID_POINTS as f64
     }
+}
+
+/// γ = m/n of a fixed batch.
+fn gamma(sampling: Sampling) -> f64 {
+    match sampling {
+        Sampling::FixedBatch {
+            batch_size,
+            dataset_size,
+        } => batch_size as f64 / dataset_size as f64,
+        _ => 1.0,
+    }
+}
+
+/// The integer pair of discrete noise under a sampling scheme; unsampled noise under
+/// replace-one has its shift doubled.
+fn integer_pair(sensitivity: u64, factor: f64, sampling: Sampling) -> (u64, IntegerPair) {
+    match sampling {
+        Sampling::None => (sensitivity * factor as u64, IntegerPair::Plain),
+        Sampling::Poisson(rate) => (sensitivity, IntegerPair::Poisson(rate)),
+        Sampling::FixedBatch { .. } => (sensitivity, IntegerPair::FixedBatch(gamma(sampling))),
+    }
+}
+
+fn pair_symmetry(pair: IntegerPair) -> Symmetry {
+    match pair {
+        IntegerPair::Poisson(_) => Symmetry::Asymmetric,
+        IntegerPair::Plain | IntegerPair::FixedBatch(_) => Symmetry::Symmetric,
+    }
+}
+
+/// A symmetric finite pair with losses on the lattice `epsilon·ℤ`, Poisson-subsampled if asked
+/// (REMOVE `((1−q)Q + qP, Q)`, ADD its swap; the spec refuses other sampling).
+fn atoms_component(atoms: LossAtoms, epsilon: f64, sampling: Sampling) -> Component {
+    match sampling {
+        Sampling::Poisson(rate) => Component::Atoms {
+            atoms: atoms.poisson_subsampled(rate),
+            symmetry: Symmetry::Asymmetric,
+            lattice: None,
+        },
+        _ => Component::Atoms {
+            atoms,
+            symmetry: Symmetry::Symmetric,
+            lattice: (epsilon > 0.0).then_some(epsilon),
+        },
+    }
+}
+
+impl Component {
+    fn symmetry(&self) -> Symmetry {
+        match self {
+            Component::Laplace(_)
+            | Component::FixedBatchGaussian(_)
+            | Component::FixedBatchLaplace(_) => Symmetry::Symmetric,
+            Component::SubsampledGaussian(_)
+            | Component::SubsampledLaplace(_)
+            | Component::Mixture(_) => Symmetry::Asymmetric,
+            Component::DiscreteGaussian { pair, .. } => pair_symmetry(*pair),
+            Component::Atoms { symmetry, .. } => *symmetry,
+        }
+    }
+
+    /// The single-event PLD in one bound.
+    fn pld(&self, bound: Bound, step: f64, tail_mass: f64) -> Result<PrivacyLossDistribution> {
+        fn continuous<M: MonotonePrivacyLoss>(
+            m: &M,
+            symmetry: Symmetry,
+            bound: Bound,
+            step: f64,
+            tail_mass: f64,
+        ) -> Result<PrivacyLossDistribution> {
+            PrivacyLossDistribution::from_mechanism(m, symmetry, step, tail_mass, bound)
+        }
+        let symmetry = self.symmetry();
+        match self {
+            Component::SubsampledGaussian(m) => continuous(m, symmetry, bound, step, tail_mass),
+            Component::FixedBatchGaussian(m) => continuous(m, symmetry, bound, step, tail_mass),
+            Component::Mixture(m) => continuous(m, symmetry, bound, step, tail_mass),
+            Component::Laplace(m) => continuous(m, symmetry, bound, step, tail_mass),
+            Component::SubsampledLaplace(m) => continuous(m, symmetry, bound, step, tail_mass),
+            Component::FixedBatchLaplace(m) => continuous(m, symmetry, bound, step, tail_mass),
+            &Component::DiscreteGaussian {
+                sigma,
+                sensitivity,
+                pair,
+            } => {
+                let atoms = discrete::discrete_gaussian(sigma, sensitivity, pair, tail_mass)?;
+                PrivacyLossDistribution::from_atoms(&atoms, symmetry, step, bound)
+            }
+            Component::Atoms { atoms, .. } => {
+                PrivacyLossDistribution::from_atoms(atoms, symmetry, step, bound)
+            }
+        }
+    }
+
+    /// A rough width (nats) of the single-event loss range, for grid-size estimates.
+    fn loss_width(&self, gaussian_width: impl Fn(f64) -> f64) -> f64 {
+        match self {
+            Component::SubsampledGaussian(m) => gaussian_width(m.base().mu()),
+            Component::FixedBatchGaussian(m) => truncated_width(m),
+            Component::Mixture(m) => truncated_width(m),
+            Component::Laplace(m) => truncated_width(m),
+            Component::SubsampledLaplace(m) => truncated_width(m),
+            Component::FixedBatchLaplace(m) => truncated_width(m),
+            Component::DiscreteGaussian {
+                sigma, sensitivity, ..
+            } => gaussian_width(*sensitivity as f64 / sigma),
+            Component::Atoms { atoms, .. } => {
+                let a = atoms.atoms();
+                match (a.first(), a.last()) {
+                    (Some(lo), Some(hi)) => hi.loss.min(700.0) - lo.loss.max(-700.0) + 1.0,
+                    _ => 1.0,
+                }
+            }
+        }
+    }
+}
+
+/// The loss of the region of largest, constant loss (e.g. `ln(1 + q(e^{ε₀} − 1))` for
+/// subsampled Laplace noise).
+fn top_constant_loss<M: MonotonePrivacyLoss>(m: &M) -> f64 {
+    match m.constant_loss_regions().0 {
+        Some(x) => m.privacy_loss(x),
+        None => 0.0,
+    }
+}
+
+/// The loss range of a continuous mechanism between its widest truncation points.
+fn truncated_width<M: MonotonePrivacyLoss>(m: &M) -> f64 {
+    let (lo, hi) = m.truncation_points(1e-300);
+    (m.privacy_loss(lo) - m.privacy_loss(hi)).abs().min(1400.0) + 1.0
 }

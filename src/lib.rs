@@ -13,6 +13,7 @@ pub mod fft_convolution;
 pub mod grid_pmf;
 pub mod hockey_stick;
 pub mod log_space;
+pub mod loss_atoms;
 pub mod loss_bins;
 pub mod lumped_atoms;
 pub mod mechanism;
@@ -29,8 +30,12 @@ pub use bound::{Bound, Bracket};
 pub use comparison::{compare, Comparison, Kind, MethodRow};
 pub use error::{Error, Result};
 pub use grid_pmf::GridPmf;
+pub use loss_atoms::{LossAtom, LossAtoms};
 pub use loss_bins::LossBins;
 pub use lumped_atoms::LumpedAtoms;
-pub use mechanism::{Gaussian, MonotonePrivacyLoss, PoissonSubsampled};
+pub use mechanism::{
+    AdditiveNoisePair, FixedBatch, Gaussian, Laplace, MixtureOfGaussians, MonotonePrivacyLoss,
+    PoissonSubsampled,
+};
 pub use pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
 pub use spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling};

@@ -101,7 +101,9 @@ fn inverse_lower(log_p: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
-/// One tail of the standard normal at a point, kept on the side where it is small.
+/// One tail of a continuous distribution at a point, kept on the side where it is small
+/// (constructed by [`Tail::at`] for the standard normal, and by the other noise
+/// distributions for theirs).
 ///
 /// Differences of two `Tail`s give interval probabilities without the cancellation that
 /// `Φ(b) − Φ(a)` suffers in the right tail.

@@ -4,6 +4,7 @@ use crate::bound::{Bound, Bracket};
 use crate::composition::compose_all;
 use crate::error::{Error, Result};
 use crate::grid_pmf::GridPmf;
+use crate::loss_atoms::LossAtoms;
 use crate::loss_bins::LossBins;
 use crate::lumped_atoms::LumpedAtoms;
 use crate::mechanism::MonotonePrivacyLoss;
@@ -56,6 +57,18 @@ impl PrivacyLossDistribution {
                 };
                 PrivacyLossDistribution { remove, add }
             }
+            Bound::Lower if mechanism.constant_loss_regions() != (None, None) => {
+                // The PLD has atoms (e.g. ±ε₀ for Laplace noise): keep them whole and merge the
+                // continuous part around them (see `LossAtoms::lower_pmf`).
+                let atoms = LossAtoms::merged_from_mechanism(mechanism, 0.5 * step, tail_mass)?;
+                PrivacyLossDistribution {
+                    remove: atoms.lower_pmf(step)?,
+                    add: match symmetry {
+                        Symmetry::Symmetric => None,
+                        Symmetry::Asymmetric => Some(atoms.swapped().lower_pmf(step)?),
+                    },
+                }
+            }
             Bound::Lower => {
                 let atoms = LumpedAtoms::from_mechanism(mechanism, step, tail_mass)?;
                 PrivacyLossDistribution {
@@ -66,6 +79,33 @@ impl PrivacyLossDistribution {
                     },
                 }
             }
+        })
+    }
+
+    /// Round exact atoms onto the grid of step `step` (see [`LossAtoms::upper_pmf`] and
+    /// [`LossAtoms::lower_pmf`]); the ADD direction, when asymmetric, is the swapped pair.
+    ///
+    /// # Guarantee
+    /// Upper or lower bound on both directions, per `bound`.
+    ///
+    /// # Errors
+    /// [`Error::GridTooLarge`] if the atoms span too many grid points.
+    pub fn from_atoms(
+        atoms: &LossAtoms,
+        symmetry: Symmetry,
+        step: f64,
+        bound: Bound,
+    ) -> Result<Self> {
+        let round = |atoms: &LossAtoms| match bound {
+            Bound::Upper => atoms.upper_pmf(step),
+            Bound::Lower => atoms.lower_pmf(step),
+        };
+        Ok(PrivacyLossDistribution {
+            remove: round(atoms)?,
+            add: match symmetry {
+                Symmetry::Symmetric => None,
+                Symmetry::Asymmetric => Some(round(&atoms.swapped())?),
+            },
         })
     }
 

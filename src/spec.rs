@@ -31,7 +31,7 @@ pub enum Sampling {
 }
 
 /// A mechanism with validated parameters (INTERFACE.md's table).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum MechanismSpec {
     /// Gaussian noise N(0, σ²) on a query of L2 sensitivity Δ.
     Gaussian {
@@ -76,6 +76,26 @@ pub enum MechanismSpec {
         /// 0 ≤ δ ≤ 1.
         delta: f64,
     },
+    /// Gaussian noise N(0, σ²) on a query whose sensitivity is random: `c_i` with probability
+    /// `p_i` (e.g. a record that may be sampled more than once, as in DP-FTRL or shuffled
+    /// batches). REMOVE pair `Σ p_i N(−c_i, σ²)` vs `N(0, σ²)`; add/remove only.
+    MixtureOfGaussians {
+        /// σ > 0.
+        sigma: f64,
+        /// The possible sensitivities `c_i ≥ 0`.
+        sensitivities: Vec<f64>,
+        /// Their probabilities `p_i ≥ 0`, summing to 1.
+        probabilities: Vec<f64>,
+    },
+    /// Any mechanism with finitely many outcomes, given by its worst-case neighbouring pair:
+    /// the output distributions `p = M(D)` and `q = M(D')` over the same outcomes. Both
+    /// orders (p‖q and q‖p) are accounted.
+    PmfPair {
+        /// Probabilities of the outcomes on D (≥ 0, summing to 1).
+        p: Vec<f64>,
+        /// Probabilities of the same outcomes on D' (≥ 0, summing to 1).
+        q: Vec<f64>,
+    },
 }
 
 impl MechanismSpec {
@@ -88,12 +108,26 @@ impl MechanismSpec {
             MechanismSpec::DiscreteGaussian { .. } => "discrete_gaussian",
             MechanismSpec::RandomizedResponse { .. } => "randomized_response",
             MechanismSpec::EpsDelta { .. } => "eps_delta",
+            MechanismSpec::MixtureOfGaussians { .. } => "mixture_of_gaussians",
+            MechanismSpec::PmfPair { .. } => "pmf_pair",
         }
+    }
+
+    /// Whether the mechanism adds noise to a numeric query (the sampling schemes of
+    /// [`Sampling`] are defined for these).
+    pub fn is_additive_noise(&self) -> bool {
+        matches!(
+            self,
+            MechanismSpec::Gaussian { .. }
+                | MechanismSpec::Laplace { .. }
+                | MechanismSpec::DiscreteLaplace { .. }
+                | MechanismSpec::DiscreteGaussian { .. }
+        )
     }
 }
 
 /// One released event, possibly repeated.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     /// The mechanism.
     pub mechanism: MechanismSpec,
@@ -113,17 +147,23 @@ pub struct CompositionSpec {
 }
 
 /// Mechanism names the specification accepts.
-const MECHANISMS: [&str; 6] = [
+const MECHANISMS: [&str; 8] = [
     "gaussian",
     "laplace",
     "discrete_laplace",
     "discrete_gaussian",
     "randomized_response",
     "eps_delta",
+    "mixture_of_gaussians",
+    "pmf_pair",
 ];
 
-/// Mechanism names that are planned but not accepted yet.
-const PLANNED_MECHANISMS: [&str; 2] = ["mixture_of_gaussians", "pmf_pair"];
+/// Largest number of outcomes (or mixture components) a listed distribution may have.
+pub const MAX_OUTCOMES: usize = 1_000_000;
+
+/// How far a listed distribution's total may be from 1 before it is refused (it is then
+/// divided by its total).
+pub const PROBABILITY_SUM_TOLERANCE: f64 = 1e-9;
 
 /// Largest accepted `count`.
 pub const MAX_COUNT: u64 = 1_000_000_000_000;
@@ -312,27 +352,65 @@ fn parse_event(value: &Value, path: &str, neighbouring: Neighbouring) -> Result<
                 delta: in_range(object, path, "delta", 0.0, 1.0)?,
             }
         }
-        planned if PLANNED_MECHANISMS.contains(&planned) => {
-            return Err(Error::NotImplemented {
-                field: format!("{path}.mechanism"),
-                what: format!("mechanism {planned:?}"),
-                detail: format!(": this version accepts {}", MECHANISMS.join(", ")),
-            })
+        "mixture_of_gaussians" => {
+            reject_unknown_keys(
+                object,
+                path,
+                &event_keys(&["sigma", "sensitivities", "probabilities"]),
+            )?;
+            let sigma = positive(object, path, "sigma", None)?;
+            let sensitivities = number_list(object, path, "sensitivities")?;
+            let probabilities = probability_list(object, path, "probabilities")?;
+            if sensitivities.len() != probabilities.len() {
+                return Err(Error::Incompatible {
+                    field: format!("{path}.probabilities"),
+                    reason: format!(
+                        "{} probabilities for {} sensitivities; give one per sensitivity",
+                        probabilities.len(),
+                        sensitivities.len()
+                    ),
+                });
+            }
+            if neighbouring == Neighbouring::Replace {
+                return Err(Error::Incompatible {
+                    field: format!("{path}.mechanism"),
+                    reason: "mixture_of_gaussians describes an add/remove pair; use \
+                             \"neighbouring\": \"add_remove\""
+                        .into(),
+                });
+            }
+            MechanismSpec::MixtureOfGaussians {
+                sigma,
+                sensitivities,
+                probabilities,
+            }
+        }
+        "pmf_pair" => {
+            reject_unknown_keys(object, path, &event_keys(&["p", "q"]))?;
+            let p = probability_list(object, path, "p")?;
+            let q = probability_list(object, path, "q")?;
+            if p.len() != q.len() {
+                return Err(Error::Incompatible {
+                    field: format!("{path}.q"),
+                    reason: format!(
+                        "{} outcomes in q but {} in p; list the same outcomes in both",
+                        q.len(),
+                        p.len()
+                    ),
+                });
+            }
+            MechanismSpec::PmfPair { p, q }
         }
         unknown => {
             return Err(Error::UnknownMechanism {
                 field: format!("{path}.mechanism"),
                 name: unknown.to_string(),
-                expected: MECHANISMS
-                    .iter()
-                    .chain(PLANNED_MECHANISMS.iter())
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                expected: MECHANISMS.join(", "),
             })
         }
     };
     let sampling = parse_sampling(object.get("sampling"), path, neighbouring)?;
+    check_sampling_applies(&mechanism, sampling, path)?;
     let count = parse_count(object.get("count"), path)?;
     Ok(Event {
         mechanism,
@@ -364,6 +442,105 @@ fn positive(
         }
         (Some(other), _) => Err(Error::invalid(name, other, "a finite number > 0")),
     }
+}
+
+/// Refuse sampling schemes that have no proven worst-case pair for the mechanism.
+///
+/// Poisson sampling (add/remove) applies to additive noise, randomized response and
+/// `eps_delta`, whose pairs are symmetric; sampling without replacement (replace) to additive
+/// noise only. A mixture of Gaussians already describes a sampled mechanism, and a pmf_pair
+/// should list the sampled mechanism's own pair.
+fn check_sampling_applies(mechanism: &MechanismSpec, sampling: Sampling, path: &str) -> Result<()> {
+    let name = mechanism.name();
+    match sampling {
+        Sampling::None => Ok(()),
+        Sampling::Poisson(_) => match mechanism {
+            MechanismSpec::MixtureOfGaussians { .. } | MechanismSpec::PmfPair { .. } => {
+                Err(Error::Incompatible {
+                    field: format!("{path}.sampling"),
+                    reason: format!(
+                        "{name} cannot be sampled: {}",
+                        if matches!(mechanism, MechanismSpec::PmfPair { .. }) {
+                            "list the pair of the sampled mechanism itself"
+                        } else {
+                            "put the sampling into the mixture (e.g. sensitivities [0, 1] \
+                             with probabilities [1 − q, q])"
+                        }
+                    ),
+                })
+            }
+            _ => Ok(()),
+        },
+        Sampling::FixedBatch { .. } if mechanism.is_additive_noise() => Ok(()),
+        Sampling::FixedBatch { .. } => Err(Error::Incompatible {
+            field: format!("{path}.sampling.fixed_batch"),
+            reason: format!(
+                "sampling without replacement is accounted for additive-noise mechanisms \
+                 (gaussian, laplace, discrete_laplace, discrete_gaussian), not {name}; \
+                 for a generic mechanism state its amplified guarantee as eps_delta"
+            ),
+        }),
+    }
+}
+
+/// A required non-empty list of finite numbers ≥ 0.
+fn number_list(object: &Map<String, Value>, path: &str, key: &str) -> Result<Vec<f64>> {
+    let name = format!("{path}.{key}");
+    let requirement = "a non-empty list of finite numbers ≥ 0";
+    let list = match object.get(key) {
+        None | Some(Value::Null) => {
+            return Err(Error::MissingParameter {
+                name,
+                hint: format!("give {key} as {requirement}"),
+            })
+        }
+        Some(Value::Array(list)) => list,
+        Some(other) => return Err(Error::invalid(name, other, requirement)),
+    };
+    if list.is_empty() {
+        return Err(Error::invalid(name, "[]", requirement));
+    }
+    if list.len() > MAX_OUTCOMES {
+        return Err(Error::invalid(
+            name,
+            format!("a list of {} entries", list.len()),
+            &format!("at most {MAX_OUTCOMES} entries"),
+        ));
+    }
+    list.iter()
+        .enumerate()
+        .map(|(i, v)| match v.as_f64() {
+            Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
+            _ => Err(Error::invalid(
+                format!("{name}[{i}]"),
+                v,
+                "a finite number ≥ 0",
+            )),
+        })
+        .collect()
+}
+
+/// A required list of probabilities: numbers ≥ 0 whose total is 1 within
+/// [`PROBABILITY_SUM_TOLERANCE`]; returned divided by their total.
+fn probability_list(object: &Map<String, Value>, path: &str, key: &str) -> Result<Vec<f64>> {
+    let mut list = number_list(object, path, key)?;
+    if let Some((i, x)) = list.iter().enumerate().find(|(_, x)| **x > 1.0) {
+        return Err(Error::invalid(
+            format!("{path}.{key}[{i}]"),
+            x,
+            "a probability in [0, 1]",
+        ));
+    }
+    let total = crate::summation::neumaier_sum(list.iter().copied());
+    if (total - 1.0).abs() > PROBABILITY_SUM_TOLERANCE {
+        return Err(Error::invalid(
+            format!("{path}.{key}"),
+            format!("a list summing to {total}"),
+            "probabilities summing to 1",
+        ));
+    }
+    list.iter_mut().for_each(|x| *x /= total);
+    Ok(list)
 }
 
 /// The keys an event with these mechanism parameters may have.

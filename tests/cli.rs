@@ -876,38 +876,90 @@ fn bad_rows() -> Vec<Bad> {
             &["events[0].mechanism", "unknown mechanism", "Gaussian"],
         ),
         spec(r#"{"events": [{"sigma": 1}]}"#, &["events[0].mechanism"]),
+        // The catalogue's new parameters (mixture_of_gaussians, pmf_pair) and the sampling
+        // combinations that have no worst-case pair.
         spec(
-            r#"{"events": [{"mechanism": "laplace", "scale": 1}]}"#,
-            &["events[0].mechanism", "not implemented", "laplace"],
+            r#"{"events": [{"mechanism": "mixture_of_gaussians", "sigma": 1,
+                "sensitivities": [0, 1], "probabilities": [0.5, 0.6]}]}"#,
+            &["events[0].probabilities", "1.1", "summing to 1"],
         ),
         spec(
-            r#"{"events": [{"mechanism": "discrete_laplace", "scale": 1}]}"#,
-            &["events[0].mechanism", "not implemented", "discrete_laplace"],
+            r#"{"events": [{"mechanism": "mixture_of_gaussians", "sigma": 1,
+                "sensitivities": [0, -1], "probabilities": [0.5, 0.5]}]}"#,
+            &["events[0].sensitivities[1]", "-1"],
         ),
         spec(
-            r#"{"events": [{"mechanism": "discrete_gaussian", "sigma": 1}]}"#,
+            r#"{"events": [{"mechanism": "mixture_of_gaussians", "sigma": 1,
+                "sensitivities": [0, 1, 2], "probabilities": [0.5, 0.5]}]}"#,
             &[
-                "events[0].mechanism",
-                "not implemented",
-                "discrete_gaussian",
+                "events[0].probabilities",
+                "2 probabilities",
+                "3 sensitivities",
             ],
         ),
         spec(
-            r#"{"events": [{"mechanism": "randomized_response", "epsilon": 0.5, "categories": 4}]}"#,
-            &[
-                "events[0].mechanism",
-                "not implemented",
-                "randomized_response",
-            ],
+            r#"{"events": [{"mechanism": "mixture_of_gaussians", "sigma": 1,
+                "sensitivities": [], "probabilities": []}]}"#,
+            &["events[0].sensitivities", "[]"],
         ),
         spec(
-            r#"{"events": [{"mechanism": "eps_delta", "epsilon": 0.1, "delta": 1e-6}]}"#,
-            &["events[0].mechanism", "not implemented", "eps_delta"],
+            r#"{"events": [{"mechanism": "mixture_of_gaussians", "sigma": 1,
+                "sensitivities": [0, 1], "probabilities": [0.9, 0.1],
+                "sampling": {"poisson": 0.1}}]}"#,
+            &["events[0].sampling", "mixture_of_gaussians"],
         ),
         spec(
-            r#"{"events": [{"mechanism": "gaussian", "sigma": 1},
-                           {"mechanism": "laplace", "scale": 2, "count": 10}]}"#,
-            &["events[1].mechanism", "not implemented", "laplace"],
+            r#"{"neighbouring": "replace", "events": [{"mechanism": "mixture_of_gaussians",
+                "sigma": 1, "sensitivities": [0, 1], "probabilities": [0.9, 0.1]}]}"#,
+            &["events[0].mechanism", "add_remove"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "mixture_of_gaussians", "sensitivities": [1],
+                "probabilities": [1]}]}"#,
+            &["events[0].sigma"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "pmf_pair", "p": [0.5, 0.5], "q": [0.2, 0.3, 0.5]}]}"#,
+            &["events[0].q", "3 outcomes", "2"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "pmf_pair", "p": [0.5, 0.6], "q": [0.5, 0.5]}]}"#,
+            &["events[0].p", "1.1"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "pmf_pair", "p": [1.5, -0.5], "q": [0.5, 0.5]}]}"#,
+            &["events[0].p[1]", "-0.5"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "pmf_pair", "p": ["a"], "q": [1]}]}"#,
+            &["events[0].p[0]", "a"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "pmf_pair", "p": [1]}]}"#,
+            &["events[0].q"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "pmf_pair", "p": 0.5, "q": [1]}]}"#,
+            &["events[0].p", "0.5"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "pmf_pair", "p": [0.5, 0.5], "q": [0.5, 0.5],
+                "sampling": {"poisson": 0.5}}]}"#,
+            &["events[0].sampling", "pmf_pair"],
+        ),
+        spec(
+            r#"{"neighbouring": "replace", "events": [{"mechanism": "randomized_response",
+                "epsilon": 1, "sampling": {"fixed_batch": {"batch_size": 1, "dataset_size": 10}}}]}"#,
+            &["events[0].sampling.fixed_batch", "randomized_response"],
+        ),
+        spec(
+            r#"{"neighbouring": "replace", "events": [{"mechanism": "eps_delta", "epsilon": 1,
+                "delta": 0, "sampling": {"fixed_batch": {"batch_size": 1, "dataset_size": 10}}}]}"#,
+            &["events[0].sampling.fixed_batch", "eps_delta"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "laplace", "scale": 1e-300, "sensitivity": 1e300}]}"#,
+            &["events[0].sensitivity / scale", "inf"],
         ),
         // Parameters of the other mechanisms are validated even before their PLD exists.
         spec(
@@ -953,19 +1005,6 @@ fn bad_rows() -> Vec<Bad> {
         spec(
             r#"{"events": [{"mechanism": "laplace", "scale": 1, "sigma": 1}]}"#,
             &["events[0].sigma"],
-        ),
-        spec(
-            r#"{"events": [{"mechanism": "mixture_of_gaussians", "sigma": 1}]}"#,
-            &[
-                "events[0].mechanism",
-                "not implemented",
-                "mixture_of_gaussians",
-            ],
-        ),
-        spec(
-            r#"{"neighbouring": "replace", "events": [{"mechanism": "gaussian", "sigma": 1,
-                "sampling": {"fixed_batch": {"batch_size": 10, "dataset_size": 100}}}]}"#,
-            &["events[0].sampling.fixed_batch", "not implemented"],
         ),
         spec(
             r#"{"events": [{"mechanism": "gaussian", "sigma": 1}"#,
@@ -1021,8 +1060,8 @@ fn bad_rows() -> Vec<Bad> {
             &["events[0].mechanism", "unknown mechanism", "bogus"],
         ),
         delta_spec(
-            r#"{"events": [{"mechanism": "laplace", "scale": 1}]}"#,
-            &["events[0].mechanism", "not implemented", "laplace"],
+            r#"{"events": [{"mechanism": "pmf_pair", "p": [0.5, 0.5], "q": [0.5]}]}"#,
+            &["events[0].q"],
         ),
     ]
 }

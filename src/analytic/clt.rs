@@ -89,8 +89,8 @@ pub fn event_moments(
     event: &Event,
     relation: Neighbouring,
 ) -> Result<[LossMoments; 2], NotApplicable> {
-    if let (MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::Poisson(rate)) =
-        (event.mechanism, event.sampling)
+    if let (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::Poisson(rate)) =
+        (&event.mechanism, event.sampling)
     {
         if rate < 1.0 {
             // Bu et al.'s leading-order moments (module docs).
@@ -167,6 +167,38 @@ impl OutcomePair {
             Neighbouring::Replace => 2.0 * sensitivity,
         };
         let (noise, sensitivity) = match event.mechanism {
+            MechanismSpec::MixtureOfGaussians {
+                sigma,
+                ref sensitivities,
+                ref probabilities,
+            } => {
+                let p: Mixture = probabilities
+                    .iter()
+                    .zip(sensitivities)
+                    .filter(|(w, _)| **w > 0.0)
+                    .map(|(&w, &c)| (w, c))
+                    .collect();
+                return Ok(Self::on_points(
+                    Noise::Gaussian { sigma },
+                    sensitivities.iter().fold(0.0, |a: f64, &c| a.max(c)),
+                    &p,
+                    &[(1.0, 0.0)],
+                ));
+            }
+            MechanismSpec::PmfPair { ref p, ref q } => {
+                if p.iter().zip(q).any(|(&a, &b)| (a > 0.0) != (b > 0.0)) {
+                    return Err(NotApplicable::new(
+                        "the pair has outcomes only one side can produce (infinite loss)",
+                    ));
+                }
+                let (log_p, log_q) = p
+                    .iter()
+                    .zip(q)
+                    .filter(|(&a, _)| a > 0.0)
+                    .map(|(a, b)| (a.ln(), b.ln()))
+                    .unzip();
+                return Ok(OutcomePair { log_p, log_q });
+            }
             MechanismSpec::Gaussian { sigma, sensitivity } => {
                 (Noise::Gaussian { sigma }, sensitivity)
             }
@@ -214,7 +246,13 @@ impl OutcomePair {
                 }
             }
         };
-        let shifts = p.iter().chain(&q).map(|c| c.1);
+        Ok(Self::on_points(noise, sensitivity, &p, &q))
+    }
+
+    /// The pair of mixtures of shifted noise, on integer points (discrete noise) or a fine
+    /// uniform grid (continuous noise).
+    fn on_points(noise: Noise, sensitivity: f64, p: &[(f64, f64)], q: &[(f64, f64)]) -> Self {
+        let shifts = p.iter().chain(q).map(|c| c.1);
         let low = shifts.clone().fold(f64::INFINITY, f64::min) - noise.reach();
         let high = shifts.fold(f64::NEG_INFINITY, f64::max) + noise.reach();
         let points: Vec<f64> = if noise.is_discrete() && high - low < MAX_POINTS as f64 {
@@ -227,17 +265,17 @@ impl OutcomePair {
             let resolution = match noise {
                 Noise::Gaussian { sigma } | Noise::DiscreteGaussian { sigma } => sigma / 16.0,
                 Noise::Laplace { scale } | Noise::DiscreteLaplace { scale } => {
-                    scale.min(sensitivity) / 64.0
+                    scale.min(sensitivity.max(f64::MIN_POSITIVE)) / 64.0
                 }
             };
             let n = (((high - low) / resolution).ceil() as usize).clamp(2, MAX_POINTS);
             let dx = (high - low) / n as f64;
             (0..=n).map(|i| low + i as f64 * dx).collect()
         };
-        Ok(OutcomePair {
-            log_p: points.iter().map(|&x| log_mixture(noise, &p, x)).collect(),
-            log_q: points.iter().map(|&x| log_mixture(noise, &q, x)).collect(),
-        })
+        OutcomePair {
+            log_p: points.iter().map(|&x| log_mixture(noise, p, x)).collect(),
+            log_q: points.iter().map(|&x| log_mixture(noise, q, x)).collect(),
+        }
     }
 
     /// k-ary randomized response, replace-one pair (binary for ε-DP): outcomes "the first

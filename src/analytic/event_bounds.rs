@@ -46,15 +46,18 @@ fn unsampled_shift(sensitivity: f64, relation: Neighbouring) -> f64 {
 }
 
 /// The pure ε of an unsampled ε-DP mechanism (`None` for the Gaussians, which have none).
-fn pure_epsilon(mechanism: MechanismSpec, relation: Neighbouring) -> Option<ApproxDp> {
+fn pure_epsilon(mechanism: &MechanismSpec, relation: Neighbouring) -> Option<ApproxDp> {
     let pure = |epsilon: f64| {
         Some(ApproxDp {
             epsilon,
             delta: 0.0,
         })
     };
-    match mechanism {
-        MechanismSpec::Gaussian { .. } | MechanismSpec::DiscreteGaussian { .. } => None,
+    match *mechanism {
+        MechanismSpec::Gaussian { .. }
+        | MechanismSpec::DiscreteGaussian { .. }
+        | MechanismSpec::MixtureOfGaussians { .. } => None,
+        MechanismSpec::PmfPair { ref p, ref q } => Some(pmf_pair_guarantee(p, q)),
         MechanismSpec::Laplace { scale, sensitivity } => {
             pure(unsampled_shift(sensitivity, relation) / scale)
         }
@@ -63,6 +66,27 @@ fn pure_epsilon(mechanism: MechanismSpec, relation: Neighbouring) -> Option<Appr
         }
         MechanismSpec::RandomizedResponse { epsilon, .. } => pure(epsilon),
         MechanismSpec::EpsDelta { epsilon, delta } => Some(ApproxDp { epsilon, delta }),
+    }
+}
+
+/// The (ε, δ) guarantee of a finite pair, in both orders: ε the largest finite |ln(p/q)|, δ
+/// the larger of the masses only one side can produce.
+///
+/// # Guarantee
+/// Exact as an (ε, δ) pair at that ε: `δ_{p‖q}(ε) = m_∞` once ε is the largest finite loss.
+fn pmf_pair_guarantee(p: &[f64], q: &[f64]) -> ApproxDp {
+    let (mut epsilon, mut only_p, mut only_q) = (0.0f64, 0.0, 0.0);
+    for (&a, &b) in p.iter().zip(q) {
+        match (a > 0.0, b > 0.0) {
+            (true, true) => epsilon = epsilon.max((a.ln() - b.ln()).abs()),
+            (true, false) => only_p += a,
+            (false, true) => only_q += b,
+            (false, false) => {}
+        }
+    }
+    ApproxDp {
+        epsilon,
+        delta: f64::max(only_p, only_q).min(1.0),
     }
 }
 
@@ -102,7 +126,7 @@ fn amplified(guarantee: ApproxDp, rate: f64) -> ApproxDp {
 /// [`NotApplicable`] for Gaussian noise, which has no (ε, 0) guarantee and whose (ε, δ)
 /// curve the composition theorems cannot take without splitting δ.
 pub fn approximate_dp(event: &Event, relation: Neighbouring) -> Result<ApproxDp, NotApplicable> {
-    let base = pure_epsilon(event.mechanism, relation).ok_or_else(|| {
+    let base = pure_epsilon(&event.mechanism, relation).ok_or_else(|| {
         NotApplicable::new(format!(
             "{} noise has no pure ε; the composition theorems need each event's (ε, δ)",
             event.mechanism.name()
@@ -145,6 +169,11 @@ pub fn zcdp(event: &Event, relation: Neighbouring) -> Result<(f64, f64), NotAppl
         ));
     }
     Ok(match event.mechanism {
+        MechanismSpec::MixtureOfGaussians { .. } => {
+            return Err(NotApplicable::new(
+                "a mixture of Gaussians is a sampled mechanism: zCDP has no useful bound for it",
+            ))
+        }
         MechanismSpec::Gaussian { sigma, sensitivity } => {
             let shift = unsampled_shift(sensitivity, relation);
             (super::zcdp::gaussian_rho(sigma / shift), 0.0)
@@ -153,7 +182,7 @@ pub fn zcdp(event: &Event, relation: Neighbouring) -> Result<(f64, f64), NotAppl
             let shift = unsampled_shift(sensitivity as f64, relation);
             (super::zcdp::gaussian_rho(sigma / shift), 0.0)
         }
-        other => {
+        ref other => {
             let guarantee = pure_epsilon(other, relation)
                 .ok_or_else(|| NotApplicable::new(format!("no zCDP bound for {}", other.name())))?;
             (super::zcdp::pure_dp_rho(guarantee.epsilon), guarantee.delta)
@@ -183,15 +212,26 @@ pub fn rdp_curve(
     orders: &[f64],
 ) -> Result<RdpCurve, NotApplicable> {
     let orders = orders.to_vec();
-    let mechanism = event.mechanism;
-    if let MechanismSpec::EpsDelta { delta, .. } = mechanism {
+    let mechanism = &event.mechanism;
+    if let MechanismSpec::MixtureOfGaussians { .. } = mechanism {
+        return Err(NotApplicable::new(
+            "no RDP curve for a mixture of Gaussians in this version (use the PLD)",
+        ));
+    }
+    if let MechanismSpec::PmfPair { p, q } = mechanism {
+        let (p, q) = (p.clone(), q.clone());
+        return Ok(RdpCurve::from_fn(orders, move |a| {
+            rdp_mechanisms::pmf_pair(a, &p, &q).max(rdp_mechanisms::pmf_pair(a, &q, &p))
+        }));
+    }
+    if let &MechanismSpec::EpsDelta { delta, .. } = mechanism {
         if delta > 0.0 {
             return Err(NotApplicable::new(
                 "an (ε, δ) guarantee with δ > 0 bounds no Rényi divergence",
             ));
         }
     }
-    if let MechanismSpec::Gaussian { sigma, sensitivity } = mechanism {
+    if let &MechanismSpec::Gaussian { sigma, sensitivity } = mechanism {
         return Ok(match event.sampling {
             Sampling::None => {
                 let multiplier = sigma / unsampled_shift(sensitivity, relation);
@@ -218,7 +258,10 @@ pub fn rdp_curve(
     // The other mechanisms: an unsampled curve under the relation's sensitivity, subsampled
     // by Steinke's Theorem 34 (Poisson only).
     let base_curve = |relation: Neighbouring| -> Box<dyn Fn(f64) -> f64> {
-        match mechanism {
+        match *mechanism {
+            MechanismSpec::MixtureOfGaussians { .. } | MechanismSpec::PmfPair { .. } => {
+                unreachable!("handled above")
+            }
             MechanismSpec::Laplace { scale, sensitivity } => {
                 let epsilon0 = unsampled_shift(sensitivity, relation) / scale;
                 Box::new(move |a| rdp_mechanisms::laplace(a, epsilon0))

@@ -170,3 +170,37 @@ fn ln_g(t: f64) -> f64 {
         (t.exp_m1() - t).ln()
     }
 }
+
+/// Rényi divergence `D_α(p‖q)` of two distributions on the same finite outcomes.
+///
+/// ```text
+/// D_α = ln(Σ pᵢ^α qᵢ^{1−α})/(α − 1)  (α > 1),   D_1 = Σ pᵢ ln(pᵢ/qᵢ)
+/// ```
+/// The sum is taken in log space (log-sum-exp).
+///
+/// # Guarantee
+/// Upper bound: the value is raised by the sum's worst-case rounding, `(n + 4)·u/(α − 1)`
+/// for n outcomes; +∞ when some outcome has `p > 0 = q`.
+pub fn pmf_pair(alpha: f64, p: &[f64], q: &[f64]) -> f64 {
+    if alpha.is_nan() || p.iter().zip(q).any(|(&a, &b)| a > 0.0 && b <= 0.0) {
+        return f64::INFINITY;
+    }
+    let n = p.len() as f64;
+    if alpha <= 1.0 {
+        let kl: f64 = p
+            .iter()
+            .zip(q)
+            .filter(|(&a, _)| a > 0.0)
+            .map(|(&a, &b)| a * (a.ln() - b.ln()))
+            .sum();
+        return kl.max(0.0) + (n + 4.0) * f64::EPSILON;
+    }
+    let terms: Vec<f64> = p
+        .iter()
+        .zip(q)
+        .filter(|(&a, _)| a > 0.0)
+        .map(|(&a, &b)| alpha * a.ln() + (1.0 - alpha) * b.ln())
+        .collect();
+    let value = crate::log_space::log_sum_exp(&terms) / (alpha - 1.0);
+    value.max(0.0) + (n + 4.0) * f64::EPSILON / (alpha - 1.0)
+}

@@ -6,11 +6,20 @@
 //! L, and bin masses come from the CDFs of P and Q. The ADD pair is the REMOVE pair swapped
 //! (ALGORITHMS.md §1), so it needs no code of its own.
 
+pub mod discrete;
+mod fixed_batch;
 mod gaussian;
+mod laplace;
+mod mixture_of_gaussians;
 mod poisson_subsampled;
 
+pub use fixed_batch::FixedBatch;
 pub use gaussian::Gaussian;
+pub use laplace::Laplace;
+pub use mixture_of_gaussians::MixtureOfGaussians;
 pub use poisson_subsampled::PoissonSubsampled;
+
+use crate::normal::Tail;
 
 /// A pair (P, Q) on the real line with a non-increasing privacy loss `L(x) = ln(dP/dQ)(x)`.
 ///
@@ -49,6 +58,14 @@ pub trait MonotonePrivacyLoss {
         (0.0, 0.0)
     }
 
+    /// Points `(x_top, x_bottom)` beyond which the loss is constant: `L(x) = L(x_top)` for all
+    /// `x ≤ x_top` and `L(x) = L(x_bottom)` for all `x ≥ x_bottom` (`None` where it never is).
+    /// Such regions are atoms of the PLD (e.g. ±ε₀ for Laplace noise), kept whole by the
+    /// lower-bound discretization.
+    fn constant_loss_regions(&self) -> (Option<f64>, Option<f64>) {
+        (None, None)
+    }
+
     /// The exact hockey-stick divergence `δ_{P‖Q}(ε) = F_P(x*) − e^ε F_Q(x*)` (ALGORITHMS.md
     /// §2.1), clamped to `[0, 1]`.
     ///
@@ -61,5 +78,24 @@ pub trait MonotonePrivacyLoss {
         let (p, q) = self.masses_below(self.edge(x));
         let finite = if q > 0.0 { p - (epsilon.exp() * q) } else { p };
         (p_inf + finite.max(0.0)).clamp(0.0, 1.0)
+    }
+}
+
+/// A REMOVE pair `P = μ(· + Δ)`, `Q = μ` made of symmetric additive noise μ, from which the
+/// sampled pairs are built (see [`FixedBatch`]).
+pub trait AdditiveNoisePair: MonotonePrivacyLoss + Copy {
+    /// Δ, the shift between the two outputs of the unsampled REMOVE pair.
+    fn sensitivity(&self) -> f64;
+
+    /// The tail of the noise μ (centred at 0) at x.
+    fn noise_tail(&self, x: f64) -> Tail;
+
+    /// `x*(ε)` of the fixed-batch pair `((1−γ)μ + γμ(·+Δ), (1−γ)μ + γμ(·−Δ))`: the largest x
+    /// with loss ≥ ε (±∞ outside the loss range), for `0 < γ ≤ 1` (at γ = 1, `ln(1−γ) = −∞`).
+    fn fixed_batch_inverse(&self, gamma: f64, epsilon: f64) -> f64;
+
+    /// [`MonotonePrivacyLoss::constant_loss_regions`] of the fixed-batch pair.
+    fn fixed_batch_constant_regions(&self) -> (Option<f64>, Option<f64>) {
+        (None, None)
     }
 }

@@ -107,6 +107,11 @@ impl<M: MonotonePrivacyLoss> MonotonePrivacyLoss for PoissonSubsampled<M> {
         self.base.truncation_points(tail_mass)
     }
 
+    fn constant_loss_regions(&self) -> (Option<f64>, Option<f64>) {
+        // L is a monotone function of the base loss.
+        self.base.constant_loss_regions()
+    }
+
     fn infinite_masses(&self) -> (f64, f64) {
         let (p_inf, q_neg_inf) = self.base.infinite_masses();
         // Q = Q₀, and P ≥ (1−q)Q₀ > 0 wherever Q₀ > 0 unless q = 1.

@@ -1,0 +1,468 @@
+//! Finite privacy loss distributions with both masses, and their two roundings onto a grid.
+//!
+//! A mechanism with finitely many outcomes (randomized response, discrete noise, a generic
+//! (ε, δ) pair, a listed pair) has an exact PLD made of atoms `(l, P-mass, Q-mass)` with
+//! `P = e^l·Q`. Knowing both masses gives both roundings without a cliff (ALGORITHMS.md §3.1):
+//!
+//! - **upper** ([`LossAtoms::upper_pmf`]): connect-the-dots on the non-uniform candidate
+//!   points `{⌊l/h⌋, ⌈l/h⌉}` of §3.2, i.e. each atom split between its two grid neighbours
+//!   so that its P- and Q-mass are both kept;
+//! - **lower** ([`LossAtoms::lower_pmf`]): merging outcomes (a post-processing) from the top
+//!   down so that every merged atom lands exactly on a grid point. Atoms already on the grid
+//!   stay where they are, dense atoms merge with second-order error, and an isolated atom off
+//!   the grid borrows just enough mass from below to land on the point beneath it.
+
+use crate::bound::Bound;
+use crate::error::{Error, Result};
+use crate::grid_pmf::{GridPmf, LOSS_LIMIT};
+use crate::loss_bins::MAX_GRID_POINTS;
+use crate::mechanism::MonotonePrivacyLoss;
+
+/// One atom of a PLD: the outcomes whose privacy loss is `loss`, with their P- and Q-mass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LossAtom {
+    /// Privacy loss `ln(P/Q)` in nats (finite).
+    pub loss: f64,
+    /// P-mass.
+    pub p: f64,
+    /// Q-mass.
+    pub q: f64,
+}
+
+/// The exact PLD of a pair with finitely many outcomes (or a merge of one: every atom is a
+/// set of outcomes, so every δ read from it is at most the pair's).
+///
+/// `tails` hold outcome regions left out of the atoms whose masses are only bounded from
+/// above (a discrete Gaussian's far tails): their losses lie above every atom (`top`) or below
+/// every atom (`bottom`). The upper rounding charges them in the safe direction, the lower one
+/// drops them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LossAtoms {
+    /// Sorted by increasing loss.
+    atoms: Vec<LossAtom>,
+    /// P-mass where Q = 0 (loss +∞).
+    p_infinity: f64,
+    /// Q-mass where P = 0 (loss −∞).
+    q_neg_infinity: f64,
+    /// Upper bounds on the (P, Q) mass of the regions with losses above every atom.
+    top_tail: (f64, f64),
+    /// Upper bounds on the (P, Q) mass of the regions with losses below every atom.
+    bottom_tail: (f64, f64),
+}
+
+/// Relative step by which a merged atom stops short of its grid point, so that rounding in
+/// the merge can never put it above its true loss.
+const MERGE_MARGIN: f64 = 1e-12;
+
+impl LossAtoms {
+    /// The PLD of `p` vs `q` (two distributions over the same outcomes).
+    pub fn from_pair(p: &[f64], q: &[f64]) -> LossAtoms {
+        let mut atoms = Vec::with_capacity(p.len());
+        let (mut p_infinity, mut q_neg_infinity) = (0.0, 0.0);
+        for (&a, &b) in p.iter().zip(q) {
+            match (a > 0.0, b > 0.0) {
+                (true, true) => atoms.push(LossAtom {
+                    loss: a.ln() - b.ln(),
+                    p: a,
+                    q: b,
+                }),
+                (true, false) => p_infinity += a,
+                (false, true) => q_neg_infinity += b,
+                (false, false) => {}
+            }
+        }
+        LossAtoms::from_atoms(atoms, p_infinity, q_neg_infinity)
+    }
+
+    /// A PLD from atoms (in any order; atoms with no P-mass are dropped) and the infinite
+    /// masses.
+    pub fn from_atoms(mut atoms: Vec<LossAtom>, p_infinity: f64, q_neg_infinity: f64) -> Self {
+        atoms.retain(|a| a.p > 0.0 && a.loss.is_finite());
+        atoms.sort_by(|a, b| a.loss.total_cmp(&b.loss));
+        LossAtoms {
+            atoms,
+            p_infinity,
+            q_neg_infinity,
+            top_tail: (0.0, 0.0),
+            bottom_tail: (0.0, 0.0),
+        }
+    }
+
+    /// The same PLD with tail regions whose masses are bounded by `top` (losses above every
+    /// atom) and `bottom` (below every atom), as (P, Q) pairs.
+    pub fn with_tails(mut self, top: (f64, f64), bottom: (f64, f64)) -> Self {
+        self.top_tail = top;
+        self.bottom_tail = bottom;
+        self
+    }
+
+    /// The atoms, by increasing loss.
+    pub fn atoms(&self) -> &[LossAtom] {
+        &self.atoms
+    }
+
+    /// P-mass at loss +∞.
+    pub fn p_infinity(&self) -> f64 {
+        self.p_infinity
+    }
+
+    /// The PLD of the swapped pair (Q, P): losses negated, masses exchanged.
+    pub fn swapped(&self) -> LossAtoms {
+        LossAtoms {
+            atoms: self
+                .atoms
+                .iter()
+                .rev()
+                .filter(|a| a.q > 0.0)
+                .map(|a| LossAtom {
+                    loss: -a.loss,
+                    p: a.q,
+                    q: a.p,
+                })
+                .collect(),
+            p_infinity: self.q_neg_infinity,
+            q_neg_infinity: self.p_infinity,
+            top_tail: (self.bottom_tail.1, self.bottom_tail.0),
+            bottom_tail: (self.top_tail.1, self.top_tail.0),
+        }
+    }
+
+    /// The pair after Poisson subsampling at `rate` (REMOVE direction): every outcome's P-mass
+    /// becomes `(1 − rate)·Q + rate·P`, its Q-mass stays.
+    ///
+    /// ```text
+    /// l ↦ ln(1 − rate + rate·e^l),   P-only mass ↦ rate·(P-only mass),   Q-only ↦ loss ln(1−rate)
+    /// ```
+    pub fn poisson_subsampled(&self, rate: f64) -> LossAtoms {
+        let log_keep_out = (-rate).ln_1p();
+        let log_rate = rate.ln();
+        let mut atoms: Vec<LossAtom> = self
+            .atoms
+            .iter()
+            .map(|a| LossAtom {
+                loss: crate::log_space::log_add_exp(log_keep_out, log_rate + a.loss),
+                p: (1.0 - rate) * a.q + rate * a.p,
+                q: a.q,
+            })
+            .collect();
+        if self.q_neg_infinity > 0.0 && rate < 1.0 {
+            atoms.push(LossAtom {
+                loss: log_keep_out,
+                p: (1.0 - rate) * self.q_neg_infinity,
+                q: self.q_neg_infinity,
+            });
+        }
+        let q_neg_infinity = if rate < 1.0 { 0.0 } else { self.q_neg_infinity };
+        let mut out = LossAtoms::from_atoms(atoms, rate * self.p_infinity, q_neg_infinity);
+        out.top_tail = (
+            (1.0 - rate) * self.top_tail.1 + rate * self.top_tail.0,
+            self.top_tail.1,
+        );
+        out.bottom_tail = (
+            (1.0 - rate) * self.bottom_tail.1 + rate * self.bottom_tail.0,
+            self.bottom_tail.1,
+        );
+        out
+    }
+
+    /// The exact hockey-stick divergence `δ(ε) = m_∞ + Σ_{l > ε} (P − e^ε Q)` (tails excluded).
+    ///
+    /// # Guarantee
+    /// Exact up to rounding for the atoms given (a lower bound when tails were left out).
+    pub fn hockey_stick(&self, epsilon: f64) -> f64 {
+        let sum = crate::summation::neumaier_sum(
+            self.atoms
+                .iter()
+                .filter(|a| a.loss > epsilon)
+                .map(|a| a.p * -(epsilon - a.loss).exp_m1()),
+        );
+        (self.p_infinity + sum).clamp(0.0, 1.0)
+    }
+
+    /// Pessimistic PMF on the grid of step `step`: each atom split between its grid
+    /// neighbours `a ≤ l < a + h` as
+    /// ```text
+    /// w_{a+h} = P·expm1(−(l − a))/expm1(−h),   w_a = P − w_{a+h}
+    /// ```
+    /// which keeps both its P- and Q-mass (ALGORITHMS.md §3.2). Losses are first raised by four
+    /// ulps so rounding in l cannot move mass down. Atoms above `LOSS_LIMIT` go to +∞, those
+    /// below `−LOSS_LIMIT` up to it; the top tail goes to +∞ and the bottom tail up to the
+    /// lowest atom.
+    ///
+    /// # Guarantee
+    /// Upper bound at every ε (the chord through the grid points of a convex curve lies above
+    /// it), exact at every grid point; mass conserved; valid (`Σ p e^{−l} ≤ 1`).
+    ///
+    /// # Errors
+    /// [`Error::GridTooLarge`] if the atoms span more than [`MAX_GRID_POINTS`] points.
+    pub fn upper_pmf(&self, step: f64) -> Result<GridPmf> {
+        let mut infinity = self.p_infinity + self.top_tail.0;
+        let mut placed: Vec<(i64, f64)> = Vec::with_capacity(2 * self.atoms.len() + 1);
+        let denominator = (-step).exp_m1();
+        let mut place = |loss: f64, p: f64, infinity: &mut f64| {
+            if loss > LOSS_LIMIT {
+                *infinity += p;
+                return;
+            }
+            let loss = loss.max(-LOSS_LIMIT);
+            let raised = loss + 4.0 * f64::EPSILON * loss.abs();
+            let mut node = (raised / step).floor() as i64;
+            let mut offset = raised - node as f64 * step;
+            if offset >= step {
+                node += 1;
+                offset -= step;
+            }
+            let offset = offset.max(0.0);
+            let up = (p * (-offset).exp_m1() / denominator).clamp(0.0, p);
+            placed.push((node, p - up));
+            placed.push((node + 1, up));
+        };
+        for atom in &self.atoms {
+            place(atom.loss, atom.p, &mut infinity);
+        }
+        if self.bottom_tail.0 > 0.0 {
+            let lowest = self.atoms.first().map_or(0.0, |a| a.loss);
+            place(lowest, self.bottom_tail.0, &mut infinity);
+        }
+        grid_from_placed(step, placed, infinity, Bound::Upper, 0.0)
+    }
+
+    /// Optimistic PMF on the grid of step `step`, by merging outcomes towards loss 0 from
+    /// both ends.
+    ///
+    /// An atom on a grid point (within `1e-9·h`) is kept there. Otherwise, above loss 0, a
+    /// merged atom is started at it and aimed at the grid point `g` just below its loss; atoms
+    /// below `g` are added, the last one only in the fraction `t` that brings the merged loss
+    /// down to g:
+    /// ```text
+    /// t = (P − e^g Q)/(e^g q − p) = P·(1 − e^{g−m}) / (p·(e^{g−l} − 1))     (m = ln(P/Q))
+    /// ```
+    /// (taken a relative `1e-12` short, so the merged loss stays at or above g). The rest of
+    /// that atom goes on down. Below loss 0 the mirror image: merged atoms are aimed at the
+    /// grid point just above their lowest atom and filled from above (t taken `1e-12` long).
+    /// The two remainders that meet near 0 are merged and rounded down; tails are dropped.
+    ///
+    /// # Guarantee
+    /// Lower bound at every ε: each output atom is a merge of true outcomes (a post-processing
+    /// of the pair), placed at or below its merged loss; an atom kept on a grid point that
+    /// is up to `1e-9·h` above it is accounted for in the PMF's loss allowance.
+    ///
+    /// # Errors
+    /// [`Error::GridTooLarge`] if the atoms span more than [`MAX_GRID_POINTS`] points.
+    pub fn lower_pmf(&self, step: f64) -> Result<GridPmf> {
+        let clamped = self
+            .atoms
+            .iter()
+            .map(|a| LossAtom {
+                loss: a.loss.min(LOSS_LIMIT),
+                ..*a
+            })
+            .filter(|a| a.loss >= -LOSS_LIMIT);
+        let (low, high): (Vec<LossAtom>, Vec<LossAtom>) = clamped.partition(|a| a.loss < 0.0);
+        let down = merge_onto_grid(high.into_iter().rev(), step, Direction::Down);
+        let up = merge_onto_grid(low.into_iter(), step, Direction::Up);
+        let mut placed = down.placed;
+        placed.extend(up.placed);
+        let (p, q) = (down.left.0 + up.left.0, down.left.1 + up.left.1);
+        if p > 0.0 {
+            // Nothing left to merge with: round the merged loss down.
+            let merged = if q > 0.0 { p.ln() - q.ln() } else { LOSS_LIMIT };
+            placed.push(((merged.min(LOSS_LIMIT) / step).floor() as i64, p));
+        }
+        let allowance = down.allowance.max(up.allowance);
+        grid_from_placed(step, placed, self.p_infinity, Bound::Lower, allowance)
+    }
+
+    /// The atoms of a continuous mechanism for the lower bound: its constant-loss regions
+    /// (atoms of the PLD) kept whole, and the loss range between them cut into bins of width
+    /// at most `fine_step`, each merged into one atom at its merged loss `ln(P_I/Q_I)` (a
+    /// post-processing). Tails beyond the truncation points are dropped.
+    ///
+    /// # Guarantee
+    /// Every atom is a merge of true outcomes: any δ read from the result is a lower bound.
+    ///
+    /// # Errors
+    /// [`Error::GridTooLarge`] beyond [`MAX_GRID_POINTS`] bins; [`Error::InvalidParameter`] if
+    /// the loss range is not finite.
+    pub fn merged_from_mechanism<M: MonotonePrivacyLoss>(
+        mechanism: &M,
+        fine_step: f64,
+        tail_mass: f64,
+    ) -> Result<LossAtoms> {
+        let (x_lo, x_hi) = mechanism.truncation_points(tail_mass);
+        let (region_top, region_bottom) = mechanism.constant_loss_regions();
+        let x_top = region_top.unwrap_or(x_lo);
+        let x_bottom = region_bottom.unwrap_or(x_hi);
+        let top = mechanism.privacy_loss(x_top);
+        let bottom = mechanism.privacy_loss(x_bottom);
+        if !(top.is_finite() && bottom.is_finite()) {
+            return Err(Error::invalid(
+                "privacy loss range to represent",
+                format!("[{bottom}, {top}] nats"),
+                "finite",
+            ));
+        }
+        let mut atoms = Vec::new();
+        let top_edge = mechanism.edge(x_top);
+        let bottom_edge = mechanism.edge(x_bottom);
+        if region_top.is_some() {
+            let (p, q) = mechanism.masses_below(top_edge);
+            atoms.push(LossAtom { loss: top, p, q });
+        }
+        if region_bottom.is_some() {
+            let (p, q) = mechanism.masses_above(bottom_edge);
+            atoms.push(LossAtom { loss: bottom, p, q });
+        }
+        let bins = ((top - bottom) / fine_step).ceil().max(1.0);
+        if bins > MAX_GRID_POINTS as f64 {
+            return Err(Error::GridTooLarge {
+                points: bins as u64,
+                limit: MAX_GRID_POINTS as u64,
+                hint: format!("use a grid step larger than {fine_step:e}"),
+            });
+        }
+        let bins = bins as usize;
+        let width = (top - bottom) / bins as f64;
+        let mut upper_edge = bottom_edge;
+        let mut upper_loss = bottom;
+        for k in 1..=bins {
+            let (loss, edge) = if k == bins {
+                (top, top_edge)
+            } else {
+                let loss = bottom + k as f64 * width;
+                (loss, mechanism.edge(mechanism.inverse_privacy_loss(loss)))
+            };
+            // x decreases as the loss grows: this bin is (x(loss), x(upper_loss)].
+            let (p, q) = mechanism.masses_between(upper_edge, edge);
+            if p > 0.0 && q > 0.0 {
+                atoms.push(LossAtom {
+                    loss: (p.ln() - q.ln()).clamp(upper_loss, loss),
+                    p,
+                    q,
+                });
+            }
+            upper_edge = edge;
+            upper_loss = loss;
+        }
+        let (p_infinity, q_neg_infinity) = mechanism.infinite_masses();
+        Ok(LossAtoms::from_atoms(atoms, p_infinity, q_neg_infinity))
+    }
+}
+
+/// A grid PMF from (grid index, mass) pairs.
+fn grid_from_placed(
+    step: f64,
+    placed: Vec<(i64, f64)>,
+    infinity_mass: f64,
+    bound: Bound,
+    loss_allowance: f64,
+) -> Result<GridPmf> {
+    let first = placed.iter().map(|p| p.0).min().unwrap_or(0);
+    let last = placed.iter().map(|p| p.0).max().unwrap_or(0);
+    let points = (last - first + 1) as u64;
+    if points > MAX_GRID_POINTS as u64 {
+        return Err(Error::GridTooLarge {
+            points,
+            limit: MAX_GRID_POINTS as u64,
+            hint: format!("use a grid step larger than {step:e}"),
+        });
+    }
+    let mut probs = vec![0.0; points as usize];
+    for (node, mass) in placed {
+        probs[(node - first) as usize] += mass;
+    }
+    let mut pmf = GridPmf::from_parts(step, first, probs, infinity_mass.min(1.0), bound);
+    pmf.loss_allowance = loss_allowance;
+    Ok(pmf)
+}
+
+/// Which way [`merge_onto_grid`] walks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    /// From the largest loss down; merged atoms land on the grid point below.
+    Down,
+    /// From the smallest loss up; merged atoms land on the grid point above their start.
+    Up,
+}
+
+/// What [`merge_onto_grid`] produced.
+struct Merged {
+    /// (grid index, P-mass) of the atoms placed.
+    placed: Vec<(i64, f64)>,
+    /// (P, Q) of the merged atom still open at the end.
+    left: (f64, f64),
+    /// How far (nats) an atom kept on the grid may sit below its grid point.
+    allowance: f64,
+}
+
+/// The greedy merge of [`LossAtoms::lower_pmf`] over atoms in walking order (decreasing loss
+/// for `Down`, increasing for `Up`).
+fn merge_onto_grid(
+    atoms: impl Iterator<Item = LossAtom>,
+    step: f64,
+    direction: Direction,
+) -> Merged {
+    let snap_tolerance = 1e-9 * step;
+    let mut out = Merged {
+        placed: Vec::new(),
+        left: (0.0, 0.0),
+        allowance: 0.0,
+    };
+    let mut atoms = atoms.peekable();
+    // The merged atom being built: (P, Q, target grid point).
+    let mut lump: Option<(f64, f64, i64)> = None;
+    let mut carry: Option<LossAtom> = None;
+    while let Some(atom) = carry.take().or_else(|| atoms.next()) {
+        let Some((p, q, target)) = lump else {
+            let nearest = (atom.loss / step).round();
+            let gap = nearest * step - atom.loss;
+            if gap.abs() <= snap_tolerance {
+                // On the grid: keep it (allowing for the few ulps it may sit below).
+                out.allowance = out
+                    .allowance
+                    .max(gap + 4.0 * f64::EPSILON * atom.loss.abs());
+                out.placed.push((nearest as i64, atom.p));
+            } else {
+                let node = match direction {
+                    Direction::Down => (atom.loss / step).floor(),
+                    Direction::Up => (atom.loss / step).ceil(),
+                };
+                lump = Some((atom.p, atom.q, node as i64));
+            }
+            continue;
+        };
+        let g = target as f64 * step;
+        let same_side = match direction {
+            Direction::Down => atom.loss >= g,
+            Direction::Up => atom.loss <= g,
+        };
+        if same_side {
+            lump = Some((p + atom.p, q + atom.q, target));
+            continue;
+        }
+        // The fraction of this atom that brings the merged loss m to g exactly.
+        let merged = p.ln() - q.ln();
+        let needed = p * (g - merged).exp_m1() / (atom.p * (g - atom.loss).exp_m1());
+        // Down: stop short (merged stays ≥ g); Up: go a little further (merged ends ≥ g).
+        let t = match direction {
+            Direction::Down => needed * (1.0 - MERGE_MARGIN),
+            Direction::Up => needed * (1.0 + MERGE_MARGIN),
+        };
+        if t.is_nan() || t >= 1.0 {
+            lump = Some((p + atom.p, q + atom.q, target));
+            continue;
+        }
+        let t = t.max(0.0);
+        out.placed.push((target, p + t * atom.p));
+        lump = None;
+        carry = Some(LossAtom {
+            loss: atom.loss,
+            p: (1.0 - t) * atom.p,
+            q: (1.0 - t) * atom.q,
+        });
+    }
+    if let Some((p, q, _)) = lump {
+        out.left = (p, q);
+    }
+    out
+}

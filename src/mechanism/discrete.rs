@@ -1,0 +1,332 @@
+//! Mechanisms with finitely many outcomes (up to tails), as exact atoms of their PLD.
+//!
+//! Each function returns the REMOVE pair's [`LossAtoms`]; the ADD pair is its swap
+//! ([`LossAtoms::swapped`]), identical for the symmetric pairs.
+
+use crate::error::{Error, Result};
+use crate::log_space::log_add_exp;
+use crate::loss_atoms::{LossAtom, LossAtoms};
+use crate::loss_bins::MAX_GRID_POINTS;
+
+/// k-ary randomized response under replace-one: the truth with probability `e^ε/(k−1+e^ε)`,
+/// each other answer with `1/(k−1+e^ε)`. The pair is "answer x" vs "answer x'":
+/// ```text
+/// loss +ε: (P, Q) = (e^ε, 1)/D,   loss −ε: (1, e^ε)/D,   loss 0: (k−2, k−2)/D,   D = k−1+e^ε
+/// ```
+/// Symmetric. Losses are exactly ±ε and 0 (no logarithm is taken).
+///
+/// # References
+/// Kairouz, Oh & Viswanath, "The composition theorem for differential privacy", ICML 2015
+/// (binary case: the worst (ε, 0) pair); ALGORITHMS.md §2.2.
+pub fn randomized_response(epsilon: f64, categories: u64) -> LossAtoms {
+    let k = categories as f64;
+    let e = (-epsilon).exp();
+    // Divide through by e^ε: truth 1/(1 + (k−1)e^{−ε}), other e^{−ε}/(1 + (k−1)e^{−ε}).
+    let denominator = 1.0 + (k - 1.0) * e;
+    let (truth, other) = (1.0 / denominator, e / denominator);
+    let rest = (k - 2.0) * other;
+    LossAtoms::from_atoms(
+        vec![
+            LossAtom {
+                loss: epsilon,
+                p: truth,
+                q: other,
+            },
+            LossAtom {
+                loss: -epsilon,
+                p: other,
+                q: truth,
+            },
+            LossAtom {
+                loss: 0.0,
+                p: rest,
+                q: rest,
+            },
+        ],
+        0.0,
+        0.0,
+    )
+}
+
+/// The worst-case pair of an (ε, δ)-DP mechanism ("leaky randomized response"):
+/// ```text
+/// +∞: δ,   +ε: (1−δ)e^ε/(1+e^ε),   −ε: (1−δ)/(1+e^ε)        (and the mirror for Q)
+/// ```
+/// Every (ε, δ)-DP pair is a post-processing of it, so its k-fold composition gives the
+/// optimal composition theorem exactly.
+///
+/// # References
+/// Kairouz, Oh & Viswanath, ICML 2015, Thm 3.3 and Lemma 3.1 (seed 003); Murtagh & Vadhan,
+/// TCC 2016; ALGORITHMS.md §2.2, §7.
+pub fn eps_delta(epsilon: f64, delta: f64) -> LossAtoms {
+    let high = (1.0 - delta) / (1.0 + (-epsilon).exp());
+    let low = (1.0 - delta) - high;
+    LossAtoms::from_atoms(
+        vec![
+            LossAtom {
+                loss: epsilon,
+                p: high,
+                q: low,
+            },
+            LossAtom {
+                loss: -epsilon,
+                p: low,
+                q: high,
+            },
+        ],
+        delta,
+        delta,
+    )
+}
+
+/// How an additive integer-noise pair is sampled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum IntegerPair {
+    /// `P = μ(·+Δ)`, `Q = μ` (symmetric).
+    Plain,
+    /// Poisson rate r: `P = (1−r)μ + rμ(·+Δ)`, `Q = μ` (REMOVE; ADD is the swap).
+    Poisson(f64),
+    /// Fixed batch, inclusion probability γ, replace-one: `P = (1−γ)μ + γμ(·+Δ)`,
+    /// `Q = (1−γ)μ + γμ(·−Δ)` (symmetric).
+    FixedBatch(f64),
+}
+
+/// Symmetric noise on the integers.
+trait IntegerNoise {
+    /// μ(x).
+    fn pmf(&self, x: i64) -> f64;
+    /// `ℓ(x) = ln(μ(x+Δ)/μ(x))`, computed without cancellation.
+    fn loss(&self, x: i64, delta: i64) -> f64;
+    /// `P(X < x)`, or an upper bound on it where `x` is beyond the window (see
+    /// [`IntegerNoise::exact_tails`]).
+    fn mass_below(&self, x: i64) -> f64;
+    /// Whether [`IntegerNoise::mass_below`] is exact and the loss is constant beyond the
+    /// window (so the tails are atoms rather than bounded remainders).
+    fn exact_tails(&self) -> bool;
+}
+
+/// Discrete Laplace noise `μ(x) = c·e^{−a|x|}`, `c = tanh(a/2)`.
+struct DiscreteLaplaceNoise {
+    a: f64,
+}
+
+impl IntegerNoise for DiscreteLaplaceNoise {
+    fn pmf(&self, x: i64) -> f64 {
+        (0.5 * self.a).tanh() * (-self.a * x.unsigned_abs() as f64).exp()
+    }
+
+    fn loss(&self, x: i64, delta: i64) -> f64 {
+        self.a * (x.unsigned_abs() as f64 - (x + delta).unsigned_abs() as f64)
+    }
+
+    /// `P(X < x) = e^{a(x−1)}/(1+e^{−a})` for x ≤ 0, by symmetry otherwise.
+    fn mass_below(&self, x: i64) -> f64 {
+        let norm = 1.0 + (-self.a).exp();
+        if x <= 0 {
+            (self.a * (x - 1) as f64).exp() / norm
+        } else {
+            1.0 - (-self.a * x as f64).exp() / norm
+        }
+    }
+
+    fn exact_tails(&self) -> bool {
+        true
+    }
+}
+
+/// Discrete Gaussian noise `μ(x) = e^{−x²/(2σ²)}/Z`.
+struct DiscreteGaussianNoise {
+    sigma: f64,
+    log_z: f64,
+}
+
+impl DiscreteGaussianNoise {
+    /// `Z = Σ e^{−x²/(2σ²)}`: by Poisson summation `σ√(2π)(1 + 2Σ_k e^{−2π²σ²k²})` for σ ≥ 2
+    /// (the k ≥ 2 terms are below e^{−300}), by direct summation to |x| ≤ 40σ + 40 otherwise.
+    fn new(sigma: f64) -> Self {
+        let z = if sigma >= 2.0 {
+            let s2 = sigma * sigma;
+            sigma
+                * (2.0 * std::f64::consts::PI).sqrt()
+                * (1.0 + 2.0 * (-2.0 * std::f64::consts::PI.powi(2) * s2).exp())
+        } else {
+            let reach = (40.0 * sigma + 40.0) as i64;
+            let terms = (-reach..=reach).map(|x| (-((x * x) as f64) / (2.0 * sigma * sigma)).exp());
+            crate::summation::neumaier_sum(terms)
+        };
+        DiscreteGaussianNoise {
+            sigma,
+            log_z: z.ln(),
+        }
+    }
+
+    /// `Σ_{k ≥ t} e^{−k²/(2σ²)}/Z ≤ e^{−t²/(2σ²)}(1 + σ²/t)/Z` for t ≥ 1 (sum bounded by its
+    /// first term plus the Gaussian integral beyond t, Mills' ratio).
+    fn tail_bound(&self, t: i64) -> f64 {
+        let t = t as f64;
+        let s2 = self.sigma * self.sigma;
+        ((-t * t / (2.0 * s2) - self.log_z).exp() * (1.0 + s2 / t)).min(1.0)
+    }
+}
+
+impl IntegerNoise for DiscreteGaussianNoise {
+    fn pmf(&self, x: i64) -> f64 {
+        let x = x as f64;
+        (-x * x / (2.0 * self.sigma * self.sigma) - self.log_z).exp()
+    }
+
+    fn loss(&self, x: i64, delta: i64) -> f64 {
+        // (x² − (x+Δ)²)/(2σ²) = −Δ(2x + Δ)/(2σ²).
+        -(delta as f64) * (2 * x + delta) as f64 / (2.0 * self.sigma * self.sigma)
+    }
+
+    fn mass_below(&self, x: i64) -> f64 {
+        if x <= 0 {
+            // P(X < x) = P(X ≥ 1 − x) by symmetry.
+            self.tail_bound(1 - x)
+        } else {
+            1.0
+        }
+    }
+
+    fn exact_tails(&self) -> bool {
+        false
+    }
+}
+
+/// Discrete Laplace noise `P(k) ∝ e^{−|k|/scale}` on a query of integer sensitivity Δ.
+///
+/// ```text
+/// ℓ(x) = a(|x| − |x+Δ|) ∈ a·{−Δ, −Δ+2, …, Δ},   a = 1/scale
+/// ```
+/// The loss is constant beyond `[−Δ, Δ]`, so the atoms are exact: 2Δ + 3 of them at most.
+/// With Δ = 1 and no sampling it is binary randomized response with ε = a.
+///
+/// # Errors
+/// [`Error::GridTooLarge`] when Δ needs more than [`MAX_GRID_POINTS`] atoms.
+pub fn discrete_laplace(scale: f64, sensitivity: u64, pair: IntegerPair) -> Result<LossAtoms> {
+    integer_noise(
+        &DiscreteLaplaceNoise { a: 1.0 / scale },
+        sensitivity,
+        pair,
+        0,
+    )
+}
+
+/// Discrete Gaussian noise `P(k) ∝ e^{−k²/(2σ²)}` on a query of integer sensitivity Δ.
+///
+/// ```text
+/// ℓ(x) = −Δ(2x + Δ)/(2σ²)
+/// ```
+/// The normalizing constant Z is computed (Poisson summation for σ ≥ 2, a direct sum
+/// otherwise). Atoms cover `|x| ≤ T + Δ` with `T = ⌈σ·√(2 ln(4/τ))⌉`; the mass beyond is
+/// bounded (Mills' ratio) and charged to +∞ (upper bound) or dropped (lower bound).
+///
+/// # References
+/// Canonne, Kamath & Steinke, "The discrete Gaussian for differential privacy", NeurIPS 2020.
+///
+/// # Errors
+/// [`Error::GridTooLarge`] when the window needs more than [`MAX_GRID_POINTS`] atoms.
+pub fn discrete_gaussian(
+    sigma: f64,
+    sensitivity: u64,
+    pair: IntegerPair,
+    tail_mass: f64,
+) -> Result<LossAtoms> {
+    let reach = (sigma * (2.0 * (4.0 / tail_mass).ln()).sqrt()).ceil() + 1.0;
+    if reach > MAX_GRID_POINTS as f64 {
+        return Err(too_many(reach));
+    }
+    integer_noise(
+        &DiscreteGaussianNoise::new(sigma),
+        sensitivity,
+        pair,
+        reach as i64,
+    )
+}
+
+fn too_many(points: f64) -> Error {
+    Error::GridTooLarge {
+        points: points as u64,
+        limit: MAX_GRID_POINTS as u64,
+        hint: "the noise support is too wide to list (use a smaller sensitivity or σ)".into(),
+    }
+}
+
+/// The atoms of an integer-noise pair on the window `[−reach − Δ, reach + Δ]`, with the tails
+/// beyond it as atoms (exact tails) or as bounded remainders.
+fn integer_noise(
+    noise: &dyn IntegerNoise,
+    sensitivity: u64,
+    pair: IntegerPair,
+    reach: i64,
+) -> Result<LossAtoms> {
+    if sensitivity as f64 + reach as f64 > 0.25 * MAX_GRID_POINTS as f64 {
+        return Err(too_many(2.0 * (sensitivity as f64 + reach as f64)));
+    }
+    let d = sensitivity as i64;
+    let (lo, hi) = (-reach - d, reach + d);
+    // Weights of μ(x + s) in P and Q, for shifts s ∈ {0, Δ, −Δ}.
+    let (p_weights, q_weights): ([f64; 3], [f64; 3]) = match pair {
+        IntegerPair::Plain => ([0.0, 1.0, 0.0], [1.0, 0.0, 0.0]),
+        IntegerPair::Poisson(r) => ([1.0 - r, r, 0.0], [1.0, 0.0, 0.0]),
+        IntegerPair::FixedBatch(g) => ([1.0 - g, g, 0.0], [1.0 - g, 0.0, g]),
+    };
+    let shifts = [0, d, -d];
+    let mix = |weights: &[f64; 3], f: &dyn Fn(i64) -> f64| -> f64 {
+        weights
+            .iter()
+            .zip(shifts)
+            .filter(|(w, _)| **w > 0.0)
+            .map(|(w, s)| w * f(s))
+            .sum()
+    };
+    let loss = |x: i64| -> f64 {
+        let l = noise.loss(x, d);
+        match pair {
+            IntegerPair::Plain => l,
+            IntegerPair::Poisson(r) => log_add_exp((-r).ln_1p(), r.ln() + l),
+            IntegerPair::FixedBatch(g) => {
+                log_add_exp((-g).ln_1p(), g.ln() + l)
+                    - log_add_exp((-g).ln_1p(), g.ln() - noise.loss(x - d, d))
+            }
+        }
+    };
+    let mut atoms = Vec::with_capacity((hi - lo + 3) as usize);
+    for x in lo..=hi {
+        let p = mix(&p_weights, &|s| noise.pmf(x + s));
+        let q = mix(&q_weights, &|s| noise.pmf(x + s));
+        if p > 0.0 && q > 0.0 {
+            atoms.push(LossAtom {
+                loss: loss(x),
+                p,
+                q,
+            });
+        }
+    }
+    // Tails: x < lo (the largest losses) and x > hi (the smallest).
+    let below = |weights: &[f64; 3]| mix(weights, &|s| noise.mass_below(lo + s));
+    let above = |weights: &[f64; 3]| mix(weights, &|s| noise.mass_below(-hi - s));
+    let top = (below(&p_weights), below(&q_weights));
+    let bottom = (above(&p_weights), above(&q_weights));
+    if noise.exact_tails() {
+        // The loss is constant beyond the window: the tails are atoms with the boundary loss.
+        for ((p, q), x) in [(top, lo - 1), (bottom, hi + 1)] {
+            if p > 0.0 && q > 0.0 {
+                atoms.push(LossAtom {
+                    loss: loss(x),
+                    p,
+                    q,
+                });
+            }
+        }
+        Ok(LossAtoms::from_atoms(atoms, 0.0, 0.0))
+    } else {
+        Ok(LossAtoms::from_atoms(atoms, 0.0, 0.0).with_tails(top, bottom))
+    }
+}
+
+/// The pair given as two lists of outcome probabilities, REMOVE = `p‖q` and ADD = `q‖p`.
+pub fn pmf_pair(p: &[f64], q: &[f64]) -> LossAtoms {
+    LossAtoms::from_pair(p, q)
+}
