@@ -12,7 +12,7 @@ use crate::loss_atoms::LossAtoms;
 use crate::loss_bins::MAX_GRID_POINTS;
 use crate::mechanism::discrete::{self, IntegerPair};
 use crate::mechanism::{
-    FixedBatch, Gaussian, Laplace, MixtureOfGaussians, MonotonePrivacyLoss, PoissonSubsampled,
+    Gaussian, Laplace, MixtureOfGaussians, MonotonePrivacyLoss, PoissonSubsampled,
 };
 use crate::pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
 use crate::spec::{CompositionSpec, MechanismSpec, Neighbouring, Sampling};
@@ -182,11 +182,9 @@ struct Group {
 #[derive(Debug, Clone, PartialEq)]
 enum Component {
     SubsampledGaussian(PoissonSubsampled<Gaussian>),
-    FixedBatchGaussian(FixedBatch<Gaussian>),
     Mixture(MixtureOfGaussians),
     Laplace(Laplace),
     SubsampledLaplace(PoissonSubsampled<Laplace>),
-    FixedBatchLaplace(FixedBatch<Laplace>),
     /// Built per truncation mass (its tails depend on it).
     DiscreteGaussian {
         sigma: f64,
@@ -580,10 +578,16 @@ impl Plan {
                         PoissonSubsampled::new(gaussian, rate).map_err(located)?,
                     )
                 }
+                // Sampling without replacement (m of n) under replace-one: the worst case is
+                // Poisson sampling at rate γ = m/n of the pair with shift 2Δ, in both directions.
+                // It is attained (record i contributes −v in D, every other record +v in D and
+                // D′: when i is not drawn both outputs coincide) and dominating (Zhu, Dong &
+                // Wang, AISTATS 2022, Thm 10 on subset sampling). The symmetric pair
+                // (1−γ)μ + γμ(·±Δ) of ALGORITHMS.md §2.4 is not an upper bound here.
                 (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::FixedBatch { .. }) => {
-                    let gaussian = Gaussian::new(sigma, sensitivity).map_err(located)?;
-                    Component::FixedBatchGaussian(
-                        FixedBatch::new(gaussian, gamma(sampling)).map_err(located)?,
+                    let gaussian = Gaussian::new(sigma, 2.0 * sensitivity).map_err(located)?;
+                    Component::SubsampledGaussian(
+                        PoissonSubsampled::new(gaussian, gamma(sampling)).map_err(located)?,
                     )
                 }
                 (&MechanismSpec::Laplace { scale, sensitivity }, Sampling::None) => {
@@ -596,9 +600,9 @@ impl Plan {
                     )
                 }
                 (&MechanismSpec::Laplace { scale, sensitivity }, Sampling::FixedBatch { .. }) => {
-                    let laplace = Laplace::new(scale, sensitivity).map_err(located)?;
-                    Component::FixedBatchLaplace(
-                        FixedBatch::new(laplace, gamma(sampling)).map_err(located)?,
+                    let laplace = Laplace::new(scale, 2.0 * sensitivity).map_err(located)?;
+                    Component::SubsampledLaplace(
+                        PoissonSubsampled::new(laplace, gamma(sampling)).map_err(located)?,
                     )
                 }
                 (&MechanismSpec::DiscreteLaplace { scale, sensitivity }, _) => {
@@ -733,15 +737,23 @@ impl Plan {
     }
 
     /// The largest g such that every lattice unit of at least `smallest` is a whole multiple
-    /// of g (within 1e-9 relative), trying g = u_min/n for n up to 1000.
+    /// of g (within 1e-9 relative), trying g = u_min/n for n up to 1000. The losses that are
+    /// merely worth keeping on the grid (the largest atom of a pair without a lattice) are
+    /// added one by one where they fit.
     fn common_lattice(&self, smallest: f64) -> Option<f64> {
-        let units: Vec<f64> = self
-            .groups
-            .iter()
-            .filter_map(|g| match g.component {
+        let keep = |u: &f64| *u > 0.0 && *u >= smallest && u.is_finite();
+        let (mut required, mut optional) = (Vec::new(), Vec::new());
+        for group in &self.groups {
+            match group.component {
                 Component::Atoms {
                     lattice: Some(u), ..
-                } => Some(u),
+                } => required.push(u),
+                Component::Laplace(laplace) => required.push(laplace.epsilon0()),
+                Component::DiscreteGaussian {
+                    sigma,
+                    sensitivity,
+                    pair: IntegerPair::Plain,
+                } => required.push(sensitivity as f64 / (2.0 * sigma * sigma)),
                 // No lattice: keep at least the largest loss on the grid, the atom that weighs
                 // most in δ(ε) for ε > 0 (an isolated atom off the grid costs the lower bound
                 // first-order error).
@@ -749,33 +761,25 @@ impl Plan {
                     ref atoms,
                     lattice: None,
                     ..
-                } => atoms.atoms().last().map(|a| a.loss),
-                Component::Laplace(laplace) => Some(laplace.epsilon0()),
-                Component::SubsampledLaplace(m) => Some(top_constant_loss(&m)),
-                Component::FixedBatchLaplace(m) => Some(top_constant_loss(&m)),
-                Component::DiscreteGaussian {
-                    sigma,
-                    sensitivity,
-                    pair: IntegerPair::Plain,
-                } => Some(sensitivity as f64 / (2.0 * sigma * sigma)),
-                _ => None,
-            })
-            .filter(|&u| u > 0.0 && u >= smallest && u.is_finite())
-            .collect();
-        let smallest_unit = units.iter().copied().fold(f64::INFINITY, f64::min);
-        if !smallest_unit.is_finite() {
-            return None;
+                } => optional.extend(atoms.atoms().last().map(|a| a.loss)),
+                Component::SubsampledLaplace(m) => optional.push(top_constant_loss(&m)),
+                _ => {}
+            }
         }
-        (1..=MAX_LATTICE_DIVISOR).find_map(|n| {
-            let g = smallest_unit / n as f64;
-            units
-                .iter()
-                .all(|u| {
-                    let r = u / g;
-                    (r - r.round()).abs() <= 1e-9 * r
-                })
-                .then_some(g)
-        })
+        required.retain(keep);
+        optional.retain(keep);
+        let mut units = required;
+        let mut lattice = lattice_of(&units);
+        for u in optional {
+            units.push(u);
+            match lattice_of(&units) {
+                Some(g) => lattice = Some(g),
+                None => {
+                    units.pop();
+                }
+            }
+        }
+        lattice
     }
 
     /// Whether a grid of this step stays within the size limits (rough, per mechanism).
@@ -791,6 +795,25 @@ impl Plan {
     }
 }
 
+/// The largest g = u_min/n (n ≤ 1000) of which every unit is a whole multiple (within 1e-9
+/// relative); `None` for no units or no such g.
+fn lattice_of(units: &[f64]) -> Option<f64> {
+    let smallest = units.iter().copied().fold(f64::INFINITY, f64::min);
+    if !smallest.is_finite() {
+        return None;
+    }
+    (1..=MAX_LATTICE_DIVISOR).find_map(|n| {
+        let g = smallest / n as f64;
+        units
+            .iter()
+            .all(|u| {
+                let r = u / g;
+                (r - r.round()).abs() <= 1e-9 * r
+            })
+            .then_some(g)
+    })
+}
+
 /// γ = m/n of a fixed batch.
 fn gamma(sampling: Sampling) -> f64 {
     match sampling {
@@ -802,20 +825,21 @@ fn gamma(sampling: Sampling) -> f64 {
     }
 }
 
-/// The integer pair of discrete noise under a sampling scheme; unsampled noise under
-/// replace-one has its shift doubled.
+/// The integer pair of discrete noise under a sampling scheme; under replace-one (unsampled,
+/// or a fixed batch) the shift is doubled, and a fixed batch is accounted as Poisson sampling
+/// at γ = m/n (its worst case, see `Plan::from_spec`).
 fn integer_pair(sensitivity: u64, factor: f64, sampling: Sampling) -> (u64, IntegerPair) {
     match sampling {
         Sampling::None => (sensitivity * factor as u64, IntegerPair::Plain),
         Sampling::Poisson(rate) => (sensitivity, IntegerPair::Poisson(rate)),
-        Sampling::FixedBatch { .. } => (sensitivity, IntegerPair::FixedBatch(gamma(sampling))),
+        Sampling::FixedBatch { .. } => (2 * sensitivity, IntegerPair::Poisson(gamma(sampling))),
     }
 }
 
 fn pair_symmetry(pair: IntegerPair) -> Symmetry {
     match pair {
         IntegerPair::Poisson(_) => Symmetry::Asymmetric,
-        IntegerPair::Plain | IntegerPair::FixedBatch(_) => Symmetry::Symmetric,
+        IntegerPair::Plain => Symmetry::Symmetric,
     }
 }
 
@@ -839,9 +863,7 @@ fn atoms_component(atoms: LossAtoms, epsilon: f64, sampling: Sampling) -> Compon
 impl Component {
     fn symmetry(&self) -> Symmetry {
         match self {
-            Component::Laplace(_)
-            | Component::FixedBatchGaussian(_)
-            | Component::FixedBatchLaplace(_) => Symmetry::Symmetric,
+            Component::Laplace(_) => Symmetry::Symmetric,
             Component::SubsampledGaussian(_)
             | Component::SubsampledLaplace(_)
             | Component::Mixture(_) => Symmetry::Asymmetric,
@@ -864,11 +886,9 @@ impl Component {
         let symmetry = self.symmetry();
         match self {
             Component::SubsampledGaussian(m) => continuous(m, symmetry, bound, step, tail_mass),
-            Component::FixedBatchGaussian(m) => continuous(m, symmetry, bound, step, tail_mass),
             Component::Mixture(m) => continuous(m, symmetry, bound, step, tail_mass),
             Component::Laplace(m) => continuous(m, symmetry, bound, step, tail_mass),
             Component::SubsampledLaplace(m) => continuous(m, symmetry, bound, step, tail_mass),
-            Component::FixedBatchLaplace(m) => continuous(m, symmetry, bound, step, tail_mass),
             &Component::DiscreteGaussian {
                 sigma,
                 sensitivity,
@@ -887,11 +907,9 @@ impl Component {
     fn loss_width(&self, gaussian_width: impl Fn(f64) -> f64) -> f64 {
         match self {
             Component::SubsampledGaussian(m) => gaussian_width(m.base().mu()),
-            Component::FixedBatchGaussian(m) => truncated_width(m),
             Component::Mixture(m) => truncated_width(m),
             Component::Laplace(m) => truncated_width(m),
             Component::SubsampledLaplace(m) => truncated_width(m),
-            Component::FixedBatchLaplace(m) => truncated_width(m),
             Component::DiscreteGaussian {
                 sigma, sensitivity, ..
             } => gaussian_width(*sensitivity as f64 / sigma),

@@ -34,8 +34,7 @@ pub use loss_atoms::{LossAtom, LossAtoms};
 pub use loss_bins::LossBins;
 pub use lumped_atoms::LumpedAtoms;
 pub use mechanism::{
-    AdditiveNoisePair, FixedBatch, Gaussian, Laplace, MixtureOfGaussians, MonotonePrivacyLoss,
-    PoissonSubsampled,
+    Gaussian, Laplace, MixtureOfGaussians, MonotonePrivacyLoss, PoissonSubsampled,
 };
 pub use pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
 pub use spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling};

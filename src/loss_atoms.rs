@@ -442,7 +442,7 @@ fn merge_onto_grid(
         }
         // The fraction of this atom that brings the merged loss m to g exactly.
         let merged = p.ln() - q.ln();
-        let needed = p * (g - merged).exp_m1() / (atom.p * (g - atom.loss).exp_m1());
+        let needed = p * -(g - merged).exp_m1() / (atom.p * (g - atom.loss).exp_m1());
         // Down: stop short (merged stays ≥ g); Up: go a little further (merged ends ≥ g).
         let t = match direction {
             Direction::Down => needed * (1.0 - MERGE_MARGIN),

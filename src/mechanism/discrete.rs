@@ -86,9 +86,6 @@ pub enum IntegerPair {
     Plain,
     /// Poisson rate r: `P = (1−r)μ + rμ(·+Δ)`, `Q = μ` (REMOVE; ADD is the swap).
     Poisson(f64),
-    /// Fixed batch, inclusion probability γ, replace-one: `P = (1−γ)μ + γμ(·+Δ)`,
-    /// `Q = (1−γ)μ + γμ(·−Δ)` (symmetric).
-    FixedBatch(f64),
 }
 
 /// Symmetric noise on the integers.
@@ -266,11 +263,10 @@ fn integer_noise(
     }
     let d = sensitivity as i64;
     let (lo, hi) = (-reach - d, reach + d);
-    // Weights of μ(x + s) in P and Q, for shifts s ∈ {0, Δ, −Δ}.
+    // Weights of μ(x + s) in P and Q, for shifts s ∈ {0, Δ, −Δ} (the last unused so far).
     let (p_weights, q_weights): ([f64; 3], [f64; 3]) = match pair {
         IntegerPair::Plain => ([0.0, 1.0, 0.0], [1.0, 0.0, 0.0]),
         IntegerPair::Poisson(r) => ([1.0 - r, r, 0.0], [1.0, 0.0, 0.0]),
-        IntegerPair::FixedBatch(g) => ([1.0 - g, g, 0.0], [1.0 - g, 0.0, g]),
     };
     let shifts = [0, d, -d];
     let mix = |weights: &[f64; 3], f: &dyn Fn(i64) -> f64| -> f64 {
@@ -286,10 +282,6 @@ fn integer_noise(
         match pair {
             IntegerPair::Plain => l,
             IntegerPair::Poisson(r) => log_add_exp((-r).ln_1p(), r.ln() + l),
-            IntegerPair::FixedBatch(g) => {
-                log_add_exp((-g).ln_1p(), g.ln() + l)
-                    - log_add_exp((-g).ln_1p(), g.ln() - noise.loss(x - d, d))
-            }
         }
     };
     let mut atoms = Vec::with_capacity((hi - lo + 3) as usize);

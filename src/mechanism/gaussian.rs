@@ -1,6 +1,6 @@
 //! The Gaussian mechanism N(0, σ²) added to a query of sensitivity Δ.
 
-use super::{AdditiveNoisePair, MonotonePrivacyLoss};
+use super::MonotonePrivacyLoss;
 use crate::error::{Error, Result};
 use crate::normal::{self, Tail};
 
@@ -142,44 +142,5 @@ impl MonotonePrivacyLoss for Gaussian {
 
     fn hockey_stick(&self, epsilon: f64) -> f64 {
         Gaussian::delta_for_mu(self.mu(), epsilon)
-    }
-}
-
-impl AdditiveNoisePair for Gaussian {
-    fn sensitivity(&self) -> f64 {
-        self.sensitivity
-    }
-
-    fn noise_tail(&self, x: f64) -> Tail {
-        Tail::at(x / self.sigma)
-    }
-
-    /// Closed form (ALGORITHMS.md §2.4): with `a = Δ²/(2σ²)` and `α = e^a(1−γ)/γ` the loss is
-    /// `ln(α + e^{−t}) − ln(α + e^t)`, `t = xΔ/σ²`, so
-    /// ```text
-    /// x*(ε) = (σ²/Δ)·[asinh(−α·sinh(ε/2)) − ε/2]
-    /// ```
-    /// with the asinh taken in log space when `α·sinh(ε/2)` is huge.
-    fn fixed_batch_inverse(&self, gamma: f64, epsilon: f64) -> f64 {
-        if epsilon.is_infinite() {
-            return -epsilon;
-        }
-        let (s2, d) = (self.sigma * self.sigma, self.sensitivity);
-        let log_alpha = d * d / (2.0 * s2) + (-gamma).ln_1p() - gamma.ln();
-        let half = 0.5 * epsilon.abs();
-        // ln sinh(z) = z − ln 2 + ln(1 − e^{−2z}).
-        let log_sinh = if half < 1.0 {
-            half.sinh().ln()
-        } else {
-            half - std::f64::consts::LN_2 + crate::log_space::ln_neg_expm1_neg(2.0 * half)
-        };
-        let log_y = log_alpha + log_sinh;
-        let asinh = if log_y > 300.0 {
-            std::f64::consts::LN_2 + log_y
-        } else {
-            log_y.exp().asinh()
-        };
-        let t = -epsilon.signum() * asinh - 0.5 * epsilon;
-        t * s2 / d
     }
 }

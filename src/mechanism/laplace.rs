@@ -1,6 +1,6 @@
 //! The Laplace mechanism: noise with density `e^{−|x|/b}/(2b)` on a query of sensitivity Δ.
 
-use super::{AdditiveNoisePair, MonotonePrivacyLoss};
+use super::MonotonePrivacyLoss;
 use crate::error::{Error, Result};
 use crate::normal::Tail;
 
@@ -155,48 +155,5 @@ impl MonotonePrivacyLoss for Laplace {
 
     fn hockey_stick(&self, epsilon: f64) -> f64 {
         Laplace::delta_for_epsilon0(self.epsilon0(), epsilon)
-    }
-}
-
-impl AdditiveNoisePair for Laplace {
-    fn sensitivity(&self) -> f64 {
-        self.sensitivity
-    }
-
-    fn noise_tail(&self, x: f64) -> Tail {
-        Laplace::noise_tail(self, x)
-    }
-
-    /// Piecewise closed form (module [`super::fixed_batch`] gives the pair). With
-    /// `c = ln(1−γ+γe^{−ε₀})`, the loss is `ln(1−γ+γe^{−(2x+Δ)/b}) − c` on `(−Δ, 0]` and
-    /// `c − ln(1−γ+γe^{(2x−Δ)/b})` on `[0, Δ)`, constant beyond.
-    fn fixed_batch_inverse(&self, gamma: f64, epsilon: f64) -> f64 {
-        let (b, d) = (self.scale, self.sensitivity);
-        let e0 = self.epsilon0();
-        let log_mix = |u: f64| crate::log_space::log_add_exp((-gamma).ln_1p(), gamma.ln() + u);
-        let c = log_mix(-e0);
-        let top = log_mix(e0) - c;
-        if epsilon > top {
-            return f64::NEG_INFINITY;
-        }
-        if epsilon == top {
-            return -d;
-        }
-        if epsilon <= -top {
-            return f64::INFINITY;
-        }
-        if epsilon >= 0.0 {
-            // e^u = (e^{ε+c} − 1 + γ)/γ,  x = −(b·u + Δ)/2.
-            let u = ((epsilon + c).exp_m1() + gamma).ln() - gamma.ln();
-            (-(b * u + d) / 2.0).clamp(-d, 0.0)
-        } else {
-            // e^v = (e^{c−ε} − 1 + γ)/γ,  x = (b·v + Δ)/2.
-            let v = ((c - epsilon).exp_m1() + gamma).ln() - gamma.ln();
-            ((b * v + d) / 2.0).clamp(0.0, d)
-        }
-    }
-
-    fn fixed_batch_constant_regions(&self) -> (Option<f64>, Option<f64>) {
-        (Some(-self.sensitivity), Some(self.sensitivity))
     }
 }

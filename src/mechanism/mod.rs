@@ -7,19 +7,15 @@
 //! (ALGORITHMS.md §1), so it needs no code of its own.
 
 pub mod discrete;
-mod fixed_batch;
 mod gaussian;
 mod laplace;
 mod mixture_of_gaussians;
 mod poisson_subsampled;
 
-pub use fixed_batch::FixedBatch;
 pub use gaussian::Gaussian;
 pub use laplace::Laplace;
 pub use mixture_of_gaussians::MixtureOfGaussians;
 pub use poisson_subsampled::PoissonSubsampled;
-
-use crate::normal::Tail;
 
 /// A pair (P, Q) on the real line with a non-increasing privacy loss `L(x) = ln(dP/dQ)(x)`.
 ///
@@ -78,24 +74,5 @@ pub trait MonotonePrivacyLoss {
         let (p, q) = self.masses_below(self.edge(x));
         let finite = if q > 0.0 { p - (epsilon.exp() * q) } else { p };
         (p_inf + finite.max(0.0)).clamp(0.0, 1.0)
-    }
-}
-
-/// A REMOVE pair `P = μ(· + Δ)`, `Q = μ` made of symmetric additive noise μ, from which the
-/// sampled pairs are built (see [`FixedBatch`]).
-pub trait AdditiveNoisePair: MonotonePrivacyLoss + Copy {
-    /// Δ, the shift between the two outputs of the unsampled REMOVE pair.
-    fn sensitivity(&self) -> f64;
-
-    /// The tail of the noise μ (centred at 0) at x.
-    fn noise_tail(&self, x: f64) -> Tail;
-
-    /// `x*(ε)` of the fixed-batch pair `((1−γ)μ + γμ(·+Δ), (1−γ)μ + γμ(·−Δ))`: the largest x
-    /// with loss ≥ ε (±∞ outside the loss range), for `0 < γ ≤ 1` (at γ = 1, `ln(1−γ) = −∞`).
-    fn fixed_batch_inverse(&self, gamma: f64, epsilon: f64) -> f64;
-
-    /// [`MonotonePrivacyLoss::constant_loss_regions`] of the fixed-batch pair.
-    fn fixed_batch_constant_regions(&self) -> (Option<f64>, Option<f64>) {
-        (None, None)
     }
 }
