@@ -30,7 +30,11 @@ const MIXED: &str = r#"{"events": [
 
 fn epsilon(spec: &CompositionSpec, options: AccountantOptions) -> f64 {
     let accountant = Accountant::new(spec, options).expect("valid spec");
-    accountant.epsilon_for_delta(1e-5).expect("computable").epsilon.upper
+    accountant
+        .epsilon_for_delta(1e-5)
+        .expect("computable")
+        .epsilon
+        .upper
 }
 
 fn bench_mixed(c: &mut Criterion) {
