@@ -56,11 +56,12 @@ impl LossBins {
                 "finite",
             ));
         }
-        // One spare node beyond each end: a loss atom at the end of the range (Laplace's ±ε₀)
-        // then lies inside a bin and is split, rather than left in the tails (where the top
-        // would go to +∞).
-        let first = (bottom_loss / step).floor() as i64 - 1;
-        let last = (top_loss / step).ceil() as i64 + 1;
+        // With loss atoms at the ends of the range (Laplace's ±ε₀), one spare node beyond each
+        // end: the atom then lies inside a bin and is split, rather than left in the tails
+        // (where the top would go to +∞).
+        let pad = i64::from(mechanism.constant_loss_regions() != (None, None));
+        let first = (bottom_loss / step).floor() as i64 - pad;
+        let last = (top_loss / step).ceil() as i64 + pad;
         let nodes = (last - first + 1).max(2) as u64;
         if nodes > MAX_GRID_POINTS as u64 {
             return Err(Error::GridTooLarge {
