@@ -240,7 +240,10 @@ impl LossAtoms {
     /// (taken a relative `1e-12` short, so the merged loss stays at or above g). The rest of
     /// that atom goes on down. Below loss 0 the mirror image: merged atoms are aimed at the
     /// grid point just above their lowest atom and filled from above (t taken `1e-12` long).
-    /// The two remainders that meet near 0 are merged and rounded down; tails are dropped.
+    /// The two open merged atoms left where the walks meet are walked down once more (the
+    /// upper borrowing from the lower), and the final remainder is rounded down; tails are
+    /// dropped. An isolated atom off the grid costs first-order error (no lower PMF on the grid
+    /// can do better for it), which is why the accountant aligns the grid to the atoms.
     ///
     /// # Guarantee
     /// Lower bound at every ε: each output atom is a merge of true outcomes (a post-processing
@@ -263,13 +266,26 @@ impl LossAtoms {
         let up = merge_onto_grid(low.into_iter(), step, Direction::Up);
         let mut placed = down.placed;
         placed.extend(up.placed);
-        let (p, q) = (down.left.0 + up.left.0, down.left.1 + up.left.1);
+        // The two open merged atoms meet: walk them down once more (the upper one borrows from
+        // the lower one), and round what is finally left down.
+        let left: Vec<LossAtom> = [down.left, up.left]
+            .into_iter()
+            .filter(|&(p, q)| p > 0.0 && q > 0.0)
+            .map(|(p, q)| LossAtom {
+                loss: (p.ln() - q.ln()).clamp(-LOSS_LIMIT, LOSS_LIMIT),
+                p,
+                q,
+            })
+            .collect();
+        let last = merge_onto_grid(left.into_iter(), step, Direction::Down);
+        placed.extend(last.placed);
+        let (p, q) = last.left;
         if p > 0.0 {
             // Nothing left to merge with: round the merged loss down.
             let merged = if q > 0.0 { p.ln() - q.ln() } else { LOSS_LIMIT };
             placed.push(((merged.min(LOSS_LIMIT) / step).floor() as i64, p));
         }
-        let allowance = down.allowance.max(up.allowance);
+        let allowance = down.allowance.max(up.allowance).max(last.allowance);
         grid_from_placed(step, placed, self.p_infinity, Bound::Lower, allowance)
     }
 
