@@ -263,13 +263,13 @@ fn integer_noise(
     }
     let d = sensitivity as i64;
     let (lo, hi) = (-reach - d, reach + d);
-    // Weights of μ(x + s) in P and Q, for shifts s ∈ {0, Δ, −Δ} (the last unused so far).
-    let (p_weights, q_weights): ([f64; 3], [f64; 3]) = match pair {
-        IntegerPair::Plain => ([0.0, 1.0, 0.0], [1.0, 0.0, 0.0]),
-        IntegerPair::Poisson(r) => ([1.0 - r, r, 0.0], [1.0, 0.0, 0.0]),
+    // Weights of μ(x + s) in P and Q, for shifts s ∈ {0, Δ}; Q is always μ.
+    let (p_weights, q_weights): ([f64; 2], [f64; 2]) = match pair {
+        IntegerPair::Plain => ([0.0, 1.0], [1.0, 0.0]),
+        IntegerPair::Poisson(r) => ([1.0 - r, r], [1.0, 0.0]),
     };
-    let shifts = [0, d, -d];
-    let mix = |weights: &[f64; 3], f: &dyn Fn(i64) -> f64| -> f64 {
+    let shifts = [0, d];
+    let mix = |weights: &[f64; 2], f: &dyn Fn(i64) -> f64| -> f64 {
         weights
             .iter()
             .zip(shifts)
@@ -297,8 +297,8 @@ fn integer_noise(
         }
     }
     // Tails: x < lo (the largest losses) and x > hi (the smallest).
-    let below = |weights: &[f64; 3]| mix(weights, &|s| noise.mass_below(lo + s));
-    let above = |weights: &[f64; 3]| mix(weights, &|s| noise.mass_below(-hi - s));
+    let below = |weights: &[f64; 2]| mix(weights, &|s| noise.mass_below(lo + s));
+    let above = |weights: &[f64; 2]| mix(weights, &|s| noise.mass_below(-hi - s));
     let top = (below(&p_weights), below(&q_weights));
     let bottom = (above(&p_weights), above(&q_weights));
     if noise.exact_tails() {
