@@ -3,7 +3,7 @@
 
 use crate::bound::Bound;
 use crate::error::{Error, Result};
-use crate::fft_convolution::{convolve, self_convolve_window};
+use crate::fft_convolution::{convolve, self_convolution_period, self_convolve_window};
 use crate::grid_pmf::{GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
 
 /// Largest number of points a composed PMF may hold.
@@ -88,10 +88,16 @@ impl GridPmf {
     /// m_∞ = (f + m)^k − f^k = f^k · expm1(k · ln1p(m/f))
     /// ```
     /// # Guarantee
-    /// Mass outside the window wraps around into it (circular convolution). For an upper PMF
-    /// the bound on the mass beyond the top is added to `m_∞` (its wrapped copy only adds more
-    /// δ); for a lower PMF the bound on the mass below the bottom, which may have wrapped to
-    /// higher losses, is recorded in `excess_mass` and subtracted from every δ read.
+    /// Mass outside the window wraps around into it (circular convolution over a buffer of
+    /// `period` ≥ window entries): mass above the window lands in it only from index
+    /// `bottom + period` on, which a Chernoff bound `w` covers. For an upper PMF, `w` is taken
+    /// off the lowest losses (see [`remove_from_bottom`]) and the mass above the window goes
+    /// to `m_∞`: `w` plus the smaller of its Chernoff bound and what the buffer holds outside
+    /// the window (exact total minus the window's mass, plus round-off), so the total mass is
+    /// kept up to the Chernoff slack. For a lower PMF, mass from above wraps in below its true
+    /// loss (a safe move down) and the bound on the mass below the bottom, which may have
+    /// wrapped in above its loss, is recorded in `excess_mass` and subtracted from every δ
+    /// read.
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] if k = 0; [`Error::GridTooLarge`] if the window is too wide.
@@ -167,6 +173,8 @@ impl GridPmf {
             // Everything but a Chernoff-bounded tail lies below −LOSS_LIMIT.
             let mut out = self.beyond_limit(k, true);
             if self.bound == Bound::Upper {
+                // Charge the mass above to +∞, taking it from the mass at −LOSS_LIMIT.
+                remove_from_bottom(&mut out.probs, window.mass_above);
                 out.infinity_mass += window.mass_above;
             }
             return Ok(out);
@@ -179,8 +187,25 @@ impl GridPmf {
                 hint: "use a larger grid step or a larger truncation mass".into(),
             });
         }
-        let conv = self_convolve_window(&self.probs, k, window.bottom, len as usize);
+        let mut conv = self_convolve_window(&self.probs, k, window.bottom, len as usize);
         let f = self.finite_mass();
+        // The circular buffer is `period` long: mass above the window lands in it from index
+        // bottom + period on (anywhere in it, after several turns). Bound that part.
+        let period = self_convolution_period(len as usize, self.probs.len()) as u64;
+        let wrapped_above = match window.bottom.checked_add(period) {
+            Some(first) if first <= full_top => {
+                chernoff_mass_from(&self.probs, self.step, k, first).min(f.powf(k as f64))
+            }
+            _ => 0.0,
+        };
+        // Upper: what the buffer holds outside the window (mass above it that did not wrap
+        // in, and mass below it), from the exact total, with the window's round-off.
+        let outside = if self.bound == Bound::Upper {
+            let window_mass = crate::summation::neumaier_sum(conv.values.iter().copied());
+            (f.powf(k as f64) - window_mass).max(0.0) + len as f64 * conv.roundoff_floor
+        } else {
+            0.0
+        };
         let kf = k as f64;
         let halves = if self.half_offset { k } else { 0 };
         let offset = self.offset * k as i64 + window.bottom as i64 + (halves / 2) as i64;
@@ -188,7 +213,15 @@ impl GridPmf {
         let mut infinity_mass = power_infinity_mass(f, self.infinity_mass, k);
         let mut excess_mass = kf * self.excess_mass;
         match self.bound {
-            Bound::Upper => infinity_mass += window.mass_above,
+            Bound::Upper => {
+                // The mass above the window goes to +∞: the part that stayed outside (at most
+                // both `mass_above` and `outside`) and the part that wrapped in, taken off
+                // the lowest losses (see `remove_from_bottom`).
+                remove_from_bottom(&mut conv.values, wrapped_above);
+                infinity_mass += window.mass_above.min(outside) + wrapped_above;
+            }
+            // Mass from above wraps in below its true loss (a move down: safe); mass from
+            // below wraps in above it and adds δ: subtract its bound from every δ.
             Bound::Lower => excess_mass += window.mass_below,
         }
         let mut out = GridPmf {
@@ -315,11 +348,15 @@ impl GridPmf {
             self.probs[count] += moved;
         }
         self.probs.drain(..count);
+        // Dropped entries need no round-off charge (whatever their true values, leaving them
+        // out only lowers δ); moved ones keep theirs.
         if let Some(errors) = self.entry_errors.as_mut() {
             // The folded entries' errors now sit in the entry they were folded into.
             let moved_errors: f64 = errors.drain(..count).sum();
-            errors[0] += moved_errors;
-        } else {
+            if upward {
+                errors[0] += moved_errors;
+            }
+        } else if upward {
             self.folded_bottom += count as u64;
         }
         self.offset += count as i64;
@@ -330,7 +367,8 @@ impl GridPmf {
     /// Composition multiplies `Σ p e^{−l}` (the Q-mass covered, ≤ 1 for a valid PMF), so its
     /// exact value after composing is known (`expected`). FFT noise in the low-loss entries,
     /// magnified by `e^{−l}`, can push the computed sum above it; moving the lowest entries'
-    /// mass up onto the first entry that restores the sum is pessimistic and fixes it.
+    /// mass up, just as far as restores the sum (the last entry moved only in part), is
+    /// pessimistic and fixes it.
     pub(crate) fn restore_validity(&mut self, expected: f64) {
         if self.bound != Bound::Upper || self.probs.is_empty() {
             return;
@@ -345,8 +383,25 @@ impl GridPmf {
         let mut moved_mass = 0.0;
         let mut moved_q = 0.0;
         for (i, &weight) in weights.iter().enumerate() {
-            if total - moved_q + moved_mass * weight <= allowed {
-                self.fold_prefix(i, true);
+            if i > 0 && total - moved_q + moved_mass * weight <= allowed {
+                // Entries 0..i−1 folded onto i−1 are not enough, onto i too much: fold them
+                // onto i−1 and move only the fraction of that lump needed onto i.
+                let before = total - moved_q + moved_mass * weights[i - 1];
+                let gain = moved_mass * (weights[i - 1] - weight);
+                let fraction = ((before - allowed) / gain * (1.0 + 1e-9)).clamp(0.0, 1.0);
+                if fraction.is_nan() || fraction >= 1.0 {
+                    self.fold_prefix(i, true);
+                    return;
+                }
+                self.fold_prefix(i - 1, true);
+                let moved = fraction * self.probs[0];
+                self.probs[0] -= moved;
+                self.probs[1] += moved;
+                // The moved part carries the round-off of entry 0 into entry 1.
+                match self.entry_errors.as_mut() {
+                    Some(errors) => errors[1] += errors[0],
+                    None => self.folded_top += 1,
+                }
                 return;
             }
             moved_mass += self.probs[i];
@@ -434,8 +489,9 @@ impl GridPmf {
 
     /// Keep entries `lo..hi` and fold the rest in the bound's safe direction: an upper PMF
     /// moves the entries below up onto the first kept one and those above to +∞; a lower PMF
-    /// drops those below and moves those above down onto the last kept one. Their round-off
-    /// stays charged (attached to the first kept entry, or to every δ for the top ones).
+    /// drops those below and moves those above down onto the last kept one. The round-off of
+    /// moved entries stays charged (attached to the first kept entry, or to every δ for the
+    /// top ones); dropped entries need none.
     fn keep_range(&mut self, lo: usize, hi: usize) {
         let n = self.probs.len();
         let below: f64 = self.probs[..lo].iter().sum();
@@ -453,15 +509,22 @@ impl GridPmf {
         }
         self.offset += lo as i64;
         self.probs = kept;
+        // A lower PMF drops the entries below: leaving out mass only lowers δ, whatever the
+        // round-off in them, so they are not charged.
+        let moved_below = self.bound == Bound::Upper;
         match self.entry_errors.take() {
             Some(errors) => {
                 let mut kept_errors = errors[lo..hi].to_vec();
-                kept_errors[0] += errors[..lo].iter().sum::<f64>();
+                if moved_below {
+                    kept_errors[0] += errors[..lo].iter().sum::<f64>();
+                }
                 self.folded_error += errors[hi..].iter().sum::<f64>();
                 self.entry_errors = Some(kept_errors);
             }
             None => {
-                self.folded_bottom += lo as u64;
+                if moved_below {
+                    self.folded_bottom += lo as u64;
+                }
                 self.folded_top += (n - hi) as u64;
             }
         }
@@ -505,6 +568,27 @@ fn power_infinity_mass(finite: f64, infinity: f64, k: u64) -> f64 {
         return infinity.powf(kf);
     }
     finite.powf(kf) * (kf * (infinity / finite).ln_1p()).exp_m1()
+}
+
+/// Take `mass` off the lowest entries of `probs` (all of them if they hold less).
+///
+/// Used on an upper PMF after a circular self-convolution whose window leaves out a mass
+/// A ≤ r at the top: r is charged to +∞, and A has also wrapped around into the window. Taking
+/// r off the lowest losses conserves the total mass and keeps an upper bound: at every loss x
+/// the result's CDF is at most the true one (where the removal stops below x it took r ≥ A,
+/// at least all of the wrapped copy; elsewhere it took everything up to x), so the result's
+/// loss is stochastically larger and every δ(ε) read from it is at least the true one. (Mass
+/// below the window wraps to the top: it only moves mass up.)
+fn remove_from_bottom(probs: &mut [f64], mass: f64) {
+    let mut left = mass;
+    for p in probs.iter_mut() {
+        if left <= 0.0 {
+            break;
+        }
+        let taken = p.max(0.0).min(left);
+        *p -= taken;
+        left -= taken;
+    }
 }
 
 /// The index window kept by a self-composition, relative to the start of the full result.
@@ -621,6 +705,20 @@ fn tilted_window_leak(p: &[f64], step: f64, k: u64, window: &Window) -> f64 {
     let total = (kf * log_moment(p.iter(), 0.0)).exp();
     let below = if window.bottom > 0 { below } else { 0.0 };
     (above.min(total) + below.min(total)).min(total)
+}
+
+/// Chernoff bound on the mass of the k-fold sum of the PMF `p` at indices ≥ `index`
+/// (relative to the start of the full result): `min_λ exp(k ln M(λ) − λ·index)`.
+fn chernoff_mass_from(p: &[f64], step: f64, k: u64, index: u64) -> f64 {
+    let n = p.len();
+    CHERNOFF_TILTS
+        .iter()
+        .map(|&tilt| {
+            let lambda = tilt * step;
+            let up = log_moment(p.iter().rev(), -lambda) + lambda * (n - 1) as f64;
+            (k as f64 * up - lambda * index as f64).exp()
+        })
+        .fold(1.0, f64::min)
 }
 
 /// `ln Σ_j v_j r^j` for `r = e^{log_ratio}` (≤ 1), over the values in the order given.

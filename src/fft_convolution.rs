@@ -228,6 +228,13 @@ fn inverse_and_bound(
     }
 }
 
+/// Length of the circular buffer [`self_convolve_window`] uses for a window of `window_len`
+/// entries of the powers of a vector of `input_len` entries: the exact result's entry i lands
+/// at position `i mod period`.
+pub fn self_convolution_period(window_len: usize, input_len: usize) -> usize {
+    fast_len(window_len.max(input_len))
+}
+
 /// Entries `window_start .. window_start + window_len` of the k-fold self-convolution of the
 /// non-negative vector `p` (indices relative to the start of the full `k(n−1)+1` result),
 /// computed by one FFT power over a circular buffer of length `N ≥ max(window_len, n)`.
@@ -235,7 +242,7 @@ fn inverse_and_bound(
 /// Mass of the exact result outside the window wraps around into it (aliasing); the caller
 /// accounts for it with a tail bound.
 pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Convolved {
-    let n = fast_len(window_len.max(p.len()));
+    let n = self_convolution_period(window_len, p.len());
     let (forward, inverse) = plans(n);
     let mut input = vec![0.0; n];
     input[..p.len()].copy_from_slice(p);
