@@ -131,6 +131,19 @@ struct Grid {
     tilts: usize,
 }
 
+/// Coarsest grid step (nats) of the lower-bound chain: a fixed grid step h also reads the
+/// lower bound from the grids 2h, 4h, … up to this step (see [`coarser_steps`]).
+const COARSEST_CHAIN_STEP: f64 = 1.0;
+
+/// The grid steps 2h, 4h, … ≤ [`COARSEST_CHAIN_STEP`] whose lower bounds are also read at a
+/// fixed grid step h. The steps for h/2 are h and those for h, so halving a fixed grid step
+/// never loosens the lower end of a bracket (exact: doubling a float is exact).
+fn coarser_steps(step: f64) -> Vec<f64> {
+    std::iter::successors(Some(2.0 * step), |s| Some(2.0 * s))
+        .take_while(|&s| s <= COARSEST_CHAIN_STEP)
+        .collect()
+}
+
 /// How many times the first grid may be coarsened (×4 each) when it is too large.
 const MAX_COARSENINGS: u32 = 6;
 
@@ -330,18 +343,21 @@ impl Accountant {
         }
     }
 
-    /// The bracketed PLD of the whole composition on a grid of step `step`, both directions.
+    /// The bracketed PLD of the whole composition on a grid of step `step`, both directions,
+    /// with the lower PLDs on the grids 2h, 4h, … ≤ 1 nat in `coarser_lowers` (a coarser grid
+    /// whose computation fails is left out), so that halving `step` never loosens the lower
+    /// end of any bracket read from it.
     ///
     /// # Errors
-    /// Grid and range errors from discretization and composition.
+    /// Grid and range errors from discretization and composition on the grid `step`.
     pub fn pld(&self, step: f64, tail_mass: f64) -> Result<BracketedPld> {
         let symmetric = self.plan.is_symmetric();
-        let grid = Grid {
-            step,
-            tail_mass,
-            tilts: 0,
-        };
-        let direction = |bound| -> Result<PrivacyLossDistribution> {
+        let direction = |bound, step| -> Result<PrivacyLossDistribution> {
+            let grid = Grid {
+                step,
+                tail_mass,
+                tilts: 0,
+            };
             let remove = self.composed(bound, Direction::Remove, grid)?;
             let add = if symmetric {
                 None
@@ -351,8 +367,12 @@ impl Accountant {
             PrivacyLossDistribution::from_pmfs(remove, add)
         };
         Ok(BracketedPld {
-            upper: direction(Bound::Upper)?,
-            lower: direction(Bound::Lower)?,
+            upper: direction(Bound::Upper, step)?,
+            lower: direction(Bound::Lower, step)?,
+            coarser_lowers: coarser_steps(step)
+                .into_iter()
+                .filter_map(|coarse| direction(Bound::Lower, coarse).ok())
+                .collect(),
         })
     }
 
@@ -388,6 +408,12 @@ impl Accountant {
     /// Evaluate a query (ε(δ) or δ(ε), read from one direction's PMF) as a bracket over both
     /// directions.
     ///
+    /// At a grid step fixed by the user, the lower end is the largest over the grids h, 2h,
+    /// 4h, … ≤ 1 nat (see [`coarser_steps`]; each is a lower bound, and a coarser grid whose
+    /// computation fails is left out), so that halving the step never loosens it. The coarser
+    /// grids together cost about as much as the grid h; the first runs beside the lower bound
+    /// at h, the others after the upper bound.
+    ///
     /// The REMOVE direction is computed in both bounds on two threads. The ADD direction is
     /// first bounded from above on a grid twice as coarse (cheap): the true answer is the
     /// maximum over directions, so when that bound does not exceed REMOVE's upper bound, ADD
@@ -400,17 +426,42 @@ impl Accountant {
             self.composed(bound, direction, grid)
                 .map(|pmf| (query(&pmf), pmf.len()))
         };
+        let chain = match self.options.grid_step {
+            Some(_) => coarser_steps(grid.step),
+            None => Vec::new(),
+        };
+        let (beside_lower, after_upper) = chain.split_at(chain.len().min(1));
+        // The best lower bound over coarser grids (−∞ when there is none).
+        let coarser_lower = |direction, steps: &[f64]| -> f64 {
+            steps
+                .iter()
+                .filter_map(|&step| run(Bound::Lower, direction, Grid { step, ..grid }).ok())
+                .map(|(value, _)| value)
+                .fold(f64::NEG_INFINITY, f64::max)
+        };
         let both = |direction: Direction| -> Result<(Bracket, usize)> {
-            let (upper, lower) = std::thread::scope(|scope| {
-                let lower = scope.spawn(|| run(Bound::Lower, direction, grid));
+            let (upper, coarser, lower) = std::thread::scope(|scope| {
+                let lower = scope.spawn(|| {
+                    run(Bound::Lower, direction, grid).map(|(value, points)| {
+                        (value.max(coarser_lower(direction, beside_lower)), points)
+                    })
+                });
                 let upper = run(Bound::Upper, direction, grid);
-                (upper, lower.join())
+                let coarser = match upper {
+                    Ok(_) => coarser_lower(direction, after_upper),
+                    Err(_) => f64::NEG_INFINITY,
+                };
+                (upper, coarser, lower.join())
             });
             let (lower, lower_points) = lower.map_err(|_| Error::IncompatibleDistributions {
                 reason: "the lower-bound computation panicked".into(),
             })??;
             let (upper, upper_points) = upper?;
-            Ok((Bracket { upper, lower }, upper_points.max(lower_points)))
+            let bracket = Bracket {
+                upper,
+                lower: lower.max(coarser),
+            };
+            Ok((bracket, upper_points.max(lower_points)))
         };
         let (remove, points) = both(Direction::Remove)?;
         if symmetric {
@@ -457,6 +508,7 @@ impl Accountant {
         let mut step = fixed.unwrap_or_else(|| self.plan.initial_step());
         let mut refinements = 0;
         let mut coarsenings = 0;
+        let mut best: Option<Bracket> = None;
         loop {
             let grid = Grid {
                 step,
@@ -480,6 +532,16 @@ impl Accountant {
                 }
                 Err(error) => return Err(error),
             };
+            // Every grid's bracket is guaranteed: keep the tightest ends seen so far, so that
+            // a refinement never loosens either end.
+            let bracket = match best {
+                Some(previous) => Bracket {
+                    upper: bracket.upper.min(previous.upper),
+                    lower: bracket.lower.max(previous.lower),
+                },
+                None => bracket,
+            };
+            best = Some(bracket);
             let width = bracket.width();
             let wanted = target(&bracket);
             let met = width.is_finite() && width <= wanted;

@@ -222,12 +222,21 @@ impl PrivacyLossDistribution {
 }
 
 /// An upper and a lower PLD of the same mechanism, answering with guaranteed brackets.
+///
+/// The lower end may also be read from lower PLDs of the same composition on coarser grids
+/// (`coarser_lowers`, filled by [`crate::Accountant::pld`] with the grids 2h, 4h, …): every
+/// one of them is a lower bound, so their maximum is one too. Second-order lower roundings
+/// on different grids are not nested (halving h can loosen them at some ε by a fraction of
+/// their O(h²) error); with the coarser grids included, halving h never loosens the lower end,
+/// because the grids of h/2 include those of h.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BracketedPld {
     /// Pessimistic PLD.
     pub upper: PrivacyLossDistribution,
-    /// Optimistic PLD.
+    /// Optimistic PLD on the same grid as `upper`.
     pub lower: PrivacyLossDistribution,
+    /// Optimistic PLDs of the same composition on coarser grids (may be empty).
+    pub coarser_lowers: Vec<PrivacyLossDistribution>,
 }
 
 impl BracketedPld {
@@ -256,10 +265,12 @@ impl BracketedPld {
                 tail_mass,
                 Bound::Lower,
             )?,
+            coarser_lowers: Vec::new(),
         })
     }
 
-    /// Compose several, bound by bound.
+    /// Compose several, bound by bound (the finest lower PLDs only: `coarser_lowers` of the
+    /// result is empty).
     ///
     /// # Errors
     /// As [`GridPmf::compose`].
@@ -269,6 +280,7 @@ impl BracketedPld {
         Ok(BracketedPld {
             upper: PrivacyLossDistribution::compose_many(&uppers, tail_mass)?,
             lower: PrivacyLossDistribution::compose_many(&lowers, tail_mass)?,
+            coarser_lowers: Vec::new(),
         })
     }
 
@@ -281,7 +293,7 @@ impl BracketedPld {
     }
 
     /// k-fold self-composition with extra tilted FFT powers for tail accuracy, bound by bound
-    /// (see [`GridPmf::self_compose_tilted`]).
+    /// (see [`GridPmf::self_compose_tilted`]); `coarser_lowers` are composed too.
     ///
     /// # Errors
     /// As [`GridPmf::self_compose`].
@@ -289,25 +301,40 @@ impl BracketedPld {
         Ok(BracketedPld {
             upper: self.upper.self_compose_tilted(k, tail_mass, tilts)?,
             lower: self.lower.self_compose_tilted(k, tail_mass, tilts)?,
+            coarser_lowers: self
+                .coarser_lowers
+                .iter()
+                .map(|pld| pld.self_compose_tilted(k, tail_mass, tilts))
+                .collect::<Result<_>>()?,
         })
     }
 
-    /// Guaranteed bracket on δ(ε).
+    /// Every lower PLD: `lower`, then `coarser_lowers`.
+    pub fn lowers(&self) -> impl Iterator<Item = &PrivacyLossDistribution> {
+        std::iter::once(&self.lower).chain(&self.coarser_lowers)
+    }
+
+    /// Guaranteed bracket on δ(ε): the lower end is the largest over [`Self::lowers`].
     pub fn delta_for_epsilon(&self, epsilon: f64) -> Bracket {
+        let upper = self.upper.delta_for_epsilon(epsilon);
         Bracket {
-            upper: self.upper.delta_for_epsilon(epsilon),
+            upper,
             lower: self
-                .lower
-                .delta_for_epsilon(epsilon)
-                .min(self.upper.delta_for_epsilon(epsilon)),
+                .lowers()
+                .map(|pld| pld.delta_for_epsilon(epsilon))
+                .fold(0.0, f64::max)
+                .min(upper),
         }
     }
 
-    /// Guaranteed bracket on ε(δ).
+    /// Guaranteed bracket on ε(δ): the lower end is the largest over [`Self::lowers`].
     pub fn epsilon_for_delta(&self, delta: f64) -> Bracket {
         Bracket {
             upper: self.upper.epsilon_for_delta(delta),
-            lower: self.lower.epsilon_for_delta(delta),
+            lower: self
+                .lowers()
+                .map(|pld| pld.epsilon_for_delta(delta))
+                .fold(0.0, f64::max),
         }
     }
 }

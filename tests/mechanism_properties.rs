@@ -25,18 +25,20 @@
 //!     exact δ(ε) independently of the library (see "References" below);
 //! - `*_refinement_never_widens_the_bracket`: halving the grid step never widens the δ bracket,
 //!   in either direction or for the worse of the two, beyond [`REFINEMENT_DELTA_ABS`] plus the
-//!   round-off the finer PMFs themselves charge (see [`charged_roundoff`]).
+//!   round-off the finer PMFs themselves charge (see [`charged_roundoff`]). The lower end is
+//!   read as the accountant reads it, the largest over the grid's lower PMF and those of the
+//!   coarser grids 2h, 4h, … (`BracketedPld::lowers`): second-order lower roundings on two
+//!   grids are not nested, so the finest one alone can loosen (known failure C, fixed so).
 //!
 //! Grid steps are lattice-aligned where the mechanism has a lattice (`h = ε₀/n` for Laplace
 //! noise, `h = ε/n` for randomized response and `eps_delta`, `h = a/n` and `h = Δ/(2σ²n)` for
 //! plain discrete Laplace and Gaussian noise) and otherwise aligned to the largest constant
 //! loss as the accountant aligns them (sampled Laplace and finite pairs), so `h/2` is aligned
 //! too. Counts are capped so that the composed losses stay within ±[`REPRESENTABLE_LOSS`]
-//! nats: beyond the library's ±600-nat range mass is counted twice (known failure D).
+//! nats: beyond the library's ±600-nat range the answers are valid but loose.
 //!
-//! Tests marked `#[ignore]` are known failures of the library, described with minimal cases at
-//! the end of this file (A–D); run them with
-//! `cargo test --release --test mechanism_properties -- --ignored`.
+//! Failures these properties found (A–D) are described with minimal cases at the end of this
+//! file, each with its regression test.
 //!
 //! # References (the exact δ computed here)
 //! - Mixtures of Laplace densities with a common scale (plain, Poisson-subsampled and
@@ -610,6 +612,18 @@ fn direction(pld: &BracketedPld, direction: Direction) -> (&GridPmf, &GridPmf) {
     }
 }
 
+/// The lower δ(ε) of one direction as the accountant reads it: the largest over the lower
+/// PMFs on the grid and on the coarser grids (`BracketedPld::lowers`).
+fn chain_lower_delta(pld: &BracketedPld, d: Direction, epsilon: f64) -> f64 {
+    pld.lowers()
+        .map(|lower| match d {
+            Direction::Remove => lower.remove(),
+            Direction::Add => lower.add(),
+        })
+        .map(|pmf| pmf.delta_for_epsilon(epsilon))
+        .fold(0.0, f64::max)
+}
+
 /// δ values at which ε brackets are checked.
 const DELTAS: [f64; 9] = [1e-12, 1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5];
 
@@ -777,11 +791,17 @@ fn check_refinement(case: &Case) -> Result<(), TestCaseError> {
     let fine = case.pld(h2)?;
     for epsilon in case.epsilons() {
         for d in DIRECTIONS {
-            let (cu, cl) = direction(&coarse, d);
+            let cu = direction(&coarse, d).0;
             let (fu, fl) = direction(&fine, d);
             let roundoff = charged_roundoff(fu, epsilon) + charged_roundoff(fl, epsilon);
-            let (cu, cl) = (cu.delta_for_epsilon(epsilon), cl.delta_for_epsilon(epsilon));
-            let (fu, fl) = (fu.delta_for_epsilon(epsilon), fl.delta_for_epsilon(epsilon));
+            let (cu, cl) = (
+                cu.delta_for_epsilon(epsilon),
+                chain_lower_delta(&coarse, d, epsilon),
+            );
+            let (fu, fl) = (
+                fu.delta_for_epsilon(epsilon),
+                chain_lower_delta(&fine, d, epsilon),
+            );
             prop_assert!(
                 fu - fl <= cu - cl + REFINEMENT_DELTA_ABS + roundoff,
                 "refinement: {d:?} δ({epsilon}) bracket widens from [{cl:e}, {cu:e}] (width \
@@ -1231,8 +1251,7 @@ fn fixed_batch() -> impl Strategy<Value = IntegerSampling> {
 // The properties, per mechanism.
 
 /// Three tests per mechanism: `consistent` (mass, validity, monotone, ε order), `exact` (δ
-/// order and the exact sandwich) and `refinement`, each with optional attributes (`#[ignore]`
-/// for the known failures listed at the end of the file).
+/// order and the exact sandwich) and `refinement`, each with optional attributes.
 macro_rules! mechanism_properties {
     (
         strategy: $strategy:expr,
@@ -1275,7 +1294,6 @@ mechanism_properties! {
     strategy: laplace_poisson(),
     consistent: laplace_poisson_pmfs_are_consistent,
     exact: laplace_poisson_brackets_the_exact_delta,
-    #[ignore = "known failure C (end of file): the lower bound loosens when h is halved"]
     refinement: laplace_poisson_refinement_never_widens_the_bracket,
 }
 
@@ -1283,7 +1301,6 @@ mechanism_properties! {
     strategy: laplace_fixed_batch(),
     consistent: laplace_fixed_batch_pmfs_are_consistent,
     exact: laplace_fixed_batch_brackets_the_exact_delta,
-    #[ignore = "known failure C (end of file): the lower bound loosens when h is halved"]
     refinement: laplace_fixed_batch_refinement_never_widens_the_bracket,
 }
 
@@ -1298,8 +1315,6 @@ mechanism_properties! {
     strategy: discrete_laplace(poisson()),
     consistent: discrete_laplace_poisson_pmfs_are_consistent,
     exact: discrete_laplace_poisson_brackets_the_exact_delta,
-    #[ignore = "known failures B, C (end of file): the lower bound of a finite pair loosens \
-                when h is halved and does not converge"]
     refinement: discrete_laplace_poisson_refinement_never_widens_the_bracket,
 }
 
@@ -1307,8 +1322,6 @@ mechanism_properties! {
     strategy: discrete_laplace(fixed_batch()),
     consistent: discrete_laplace_fixed_batch_pmfs_are_consistent,
     exact: discrete_laplace_fixed_batch_brackets_the_exact_delta,
-    #[ignore = "known failures B, C (end of file): the lower bound of a finite pair loosens \
-                when h is halved and does not converge"]
     refinement: discrete_laplace_fixed_batch_refinement_never_widens_the_bracket,
 }
 
@@ -1323,8 +1336,6 @@ mechanism_properties! {
     strategy: discrete_gaussian(poisson()),
     consistent: discrete_gaussian_poisson_pmfs_are_consistent,
     exact: discrete_gaussian_poisson_brackets_the_exact_delta,
-    #[ignore = "known failures B, C (end of file): the lower bound of a finite pair loosens \
-                when h is halved and does not converge"]
     refinement: discrete_gaussian_poisson_refinement_never_widens_the_bracket,
 }
 
@@ -1332,8 +1343,6 @@ mechanism_properties! {
     strategy: discrete_gaussian(fixed_batch()),
     consistent: discrete_gaussian_fixed_batch_pmfs_are_consistent,
     exact: discrete_gaussian_fixed_batch_brackets_the_exact_delta,
-    #[ignore = "known failures B, C (end of file): the lower bound of a finite pair loosens \
-                when h is halved and does not converge"]
     refinement: discrete_gaussian_fixed_batch_refinement_never_widens_the_bracket,
 }
 
@@ -1362,7 +1371,6 @@ mechanism_properties! {
     strategy: eps_delta(true),
     consistent: eps_delta_poisson_pmfs_are_consistent,
     exact: eps_delta_poisson_brackets_the_exact_delta,
-    #[ignore = "known failure C (end of file): the lower bound loosens when h is halved"]
     refinement: eps_delta_poisson_refinement_never_widens_the_bracket,
 }
 
@@ -1375,12 +1383,8 @@ mechanism_properties! {
 
 mechanism_properties! {
     strategy: pmf_pair(),
-    #[ignore = "known failure D (end of file): an upper PMF composed past its Chernoff window \
-                has Σ p·e^(−l) > 1"]
     consistent: pmf_pair_pmfs_are_consistent,
     exact: pmf_pair_brackets_the_exact_delta,
-    #[ignore = "known failures B, C (end of file): the lower bound of a finite pair loosens \
-                when h is halved and does not converge"]
     refinement: pmf_pair_refinement_never_widens_the_bracket,
 }
 
@@ -1388,7 +1392,6 @@ mechanism_properties! {
     strategy: gaussian_fixed_batch(),
     consistent: gaussian_fixed_batch_pmfs_are_consistent,
     exact: gaussian_fixed_batch_brackets_the_exact_delta,
-    #[ignore = "known failure C (end of file): the lower bound loosens when h is halved"]
     refinement: gaussian_fixed_batch_refinement_never_widens_the_bracket,
 }
 
@@ -1499,20 +1502,23 @@ fn finite_reference_matches_binary_randomized_response() {
 //   δ(0) ∈ [0.300, 0.350], tolerance not met. Also the discrete Gaussian with Poisson sampling
 //   (σ = 1, Δ = 1, q = 0.5): δ(0) ∈ [0.121, 0.199]; ×10: ε(1e-5) ∈ [10.26, 10.46], tolerance not
 //   met. See [`finite_pair_lower_bound_converges_as_the_grid_is_refined`].
-// C. The lower bound can loosen when the grid step is halved (greedy merging and lumping are
-//   not nested), for continuous and finite pairs alike: Laplace with a fixed batch of 3 of 4
+// C (fixed: the accountant also reads the lower bound from the coarser grids 2h, 4h, … ≤ 1
+//   nat, `BracketedPld::coarser_lowers`, and the grids of h/2 include those of h). Was: the
+//   lower bound could loosen when the grid step was halved (greedy merging and lumping are not
+//   nested), for continuous and finite pairs alike: Laplace with a fixed batch of 3 of 4
 //   (b = 1, Δ = 1), h = 0.109778: ADD lower δ(0) = 0.4738705 at h, 0.4733215 at h/2 (upper
 //   0.4740904 at both); Gaussian with a fixed batch of 1 of 2 (σ = 1, Δ = 1), h = 0.05: ADD
 //   lower δ(0.5) = 0.0721480 at h, 0.0720866 at h/2, 0.0721428 at h/4 (upper 0.0721700).
 //   See [`lower_bound_never_loosens_when_the_grid_is_halved`].
-// D. A self-composition whose Chernoff window is narrower than the composed mass (cut at the
-//   ±600-nat loss limit, or a finite mass below the tail mass) keeps the mass outside the window
-//   in the window (circular convolution) and, for upper PMFs, also charges its Chernoff bound
-//   to +∞: binary randomized response ε = 15 × 41 on h = 1 has an upper PMF with finite mass
-//   1.0 and infinity mass 1.0 (total 2.0); pmf_pair p = [0.99, 0.01], q = [0, 1] × 8 on h = 0.3
-//   has all of its finite mass at loss −38.4 (true −36.84), so Σ p·e^(−l) = 2.38. δ(ε) stays
-//   an upper bound (the extra mass is at +∞ or below ε), but the PMF is no longer a pair. See
-//   [`self_composition_conserves_mass_and_validity`].
+// D (fixed: the Chernoff bound charged to +∞ is now taken off the lowest losses, which removes
+//   the wrapped copy, see `composition::remove_from_bottom`). Was: a self-composition whose
+//   Chernoff window is narrower than the composed mass (cut at the ±600-nat loss limit, or a
+//   finite mass below the tail mass) kept the mass outside the window in the window (circular
+//   convolution) and, for upper PMFs, also charged its Chernoff bound to +∞: binary randomized
+//   response ε = 15 × 41 on h = 1 had an upper PMF with finite mass 1.0 and infinity mass 1.0
+//   (total 2.0); pmf_pair p = [0.99, 0.01], q = [0, 1] × 8 on h = 0.3 had all of its finite
+//   mass at loss −38.4 (true −36.84), so Σ p·e^(−l) = 2.38. δ(ε) stayed an upper bound, but
+//   the PMF was no longer a pair. See [`self_composition_conserves_mass_and_validity`].
 
 /// A: the bottom-up merge once put atoms above their loss (lower > upper after composing).
 #[test]
@@ -1586,7 +1592,6 @@ fn finite_pair_lower_bound_converges_as_the_grid_is_refined() {
 
 /// C: halving the grid step never loosens the lower bound (two minimal cases).
 #[test]
-#[ignore = "known failure C (above): the lower bound loosens when h is halved"]
 fn lower_bound_never_loosens_when_the_grid_is_halved() {
     let laplace = sampled_laplace_case(
         json!({"mechanism": "laplace", "scale": 1.0, "sensitivity": 1.0,
@@ -1620,7 +1625,6 @@ fn lower_bound_never_loosens_when_the_grid_is_halved() {
 
 /// D: self-composition conserves the mass of upper PMFs and keeps them valid.
 #[test]
-#[ignore = "known failure D (above): mass outside the Chernoff window is counted twice"]
 fn self_composition_conserves_mass_and_validity() {
     let (p, q) = randomized_response_pair(15.0, 2);
     let mut randomized_response = Case::new(
