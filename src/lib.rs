@@ -19,6 +19,7 @@ pub mod lumped_atoms;
 pub mod mechanism;
 pub mod normal;
 pub mod pld;
+pub mod presets;
 mod report_number;
 pub mod spec;
 pub mod summation;
@@ -37,4 +38,5 @@ pub use mechanism::{
     Gaussian, Laplace, MixtureOfGaussians, MonotonePrivacyLoss, PoissonSubsampled,
 };
 pub use pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
+pub use presets::Preset;
 pub use spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling};

@@ -554,6 +554,22 @@ const fn spec(json: &'static str, expect: &'static [&'static str]) -> Bad {
     }
 }
 
+const CURVE_STDIN: &[&str] = &["curve", "--spec", "-", "--deltas", "1e-5"];
+const COMPARE_STDIN: &[&str] = &["compare", "--spec", "-", "--delta", "1e-5"];
+
+const fn spec_for(
+    args: &'static [&'static str],
+    json: &'static str,
+    expect: &'static [&'static str],
+) -> Bad {
+    Bad {
+        args,
+        stdin: Some(json),
+        expect,
+        usage: false,
+    }
+}
+
 const fn delta_spec(json: &'static str, expect: &'static [&'static str]) -> Bad {
     Bad {
         args: DELTA_STDIN,
@@ -1063,6 +1079,402 @@ fn bad_rows() -> Vec<Bad> {
             r#"{"events": [{"mechanism": "pmf_pair", "p": [0.5, 0.5], "q": [0.5]}]}"#,
             &["events[0].q"],
         ),
+        // --- the DP-SGD flags in Opacus' words ---------------------------------------------
+        flags(
+            &["epsilon", "--noise-multiplier", "0", "--delta", "1e-5"],
+            &["--noise-multiplier", "0"],
+        ),
+        flags(
+            &["epsilon", "--noise-multiplier", "NaN", "--delta", "1e-5"],
+            &["--noise-multiplier", "NaN"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sigma",
+                "1",
+                "--delta",
+                "1e-5",
+            ],
+            &["--noise-multiplier", "--sigma"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.01",
+                "--batch-size",
+                "100",
+                "--dataset-size",
+                "10000",
+                "--delta",
+                "1e-5",
+            ],
+            &["--batch-size", "--sampling-rate"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--batch-size",
+                "100",
+                "--delta",
+                "1e-5",
+            ],
+            &["--dataset-size"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--dataset-size",
+                "100",
+                "--delta",
+                "1e-5",
+            ],
+            &["--batch-size"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--batch-size",
+                "0",
+                "--dataset-size",
+                "100",
+                "--delta",
+                "1e-5",
+            ],
+            &["--batch-size", "0"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--batch-size",
+                "200",
+                "--dataset-size",
+                "100",
+                "--delta",
+                "1e-5",
+            ],
+            &["--batch-size", "200", "100"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--batch-size",
+                "1",
+                "--dataset-size",
+                "0",
+                "--delta",
+                "1e-5",
+            ],
+            &["--dataset-size", "0"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.01",
+                "--steps",
+                "10",
+                "--epochs",
+                "1",
+                "--delta",
+                "1e-5",
+            ],
+            &["--epochs", "--steps"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.01",
+                "--epochs",
+                "0",
+                "--delta",
+                "1e-5",
+            ],
+            &["--epochs", "0"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.01",
+                "--epochs",
+                "-2",
+                "--delta",
+                "1e-5",
+            ],
+            &["--epochs", "-2"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.01",
+                "--epochs",
+                "NaN",
+                "--delta",
+                "1e-5",
+            ],
+            &["--epochs", "NaN"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "1e-9",
+                "--epochs",
+                "1e9",
+                "--delta",
+                "1e-5",
+            ],
+            &["--epochs", "1000000000"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0",
+                "--epochs",
+                "1",
+                "--delta",
+                "1e-5",
+            ],
+            &["--sampling-rate", "0"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--max-grad-norm",
+                "-1",
+                "--delta",
+                "1e-5",
+            ],
+            &["--sensitivity", "-1"],
+        ),
+        flags(
+            &["epsilon", "--steps", "10", "--delta", "1e-5"],
+            &["--steps", "--noise-multiplier"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--batch-size",
+                "10",
+                "--dataset-size",
+                "100",
+                "--delta",
+                "1e-5",
+            ],
+            &["--batch-size", "--noise-multiplier"],
+        ),
+        // --- presets -----------------------------------------------------------------------
+        flags(
+            &["epsilon", "--preset", "nope", "--delta", "1e-5"],
+            &["--preset", "nope", "mnist-dp-sgd"],
+        ),
+        flags(
+            &["compare", "--preset", "Poisson-DP-SGD"],
+            &["--preset", "Poisson-DP-SGD"],
+        ),
+        flags(
+            &["compare", "--preset", "poisson-dp-sgd", "--sigma", "1"],
+            &["--preset", "--sigma"],
+        ),
+        flags(
+            &[
+                "compare",
+                "--preset",
+                "poisson-dp-sgd",
+                "--spec",
+                "tests/cli_fixtures/dp_sgd.json",
+            ],
+            &["--spec", "--preset"],
+        ),
+        flags(
+            &["compare", "--preset", "poisson-dp-sgd", "--steps", "10"],
+            &["--steps", "--preset"],
+        ),
+        flags(
+            &["compare", "--preset", "poisson-dp-sgd", "--epochs", "2"],
+            &["--epochs", "--preset"],
+        ),
+        flags(&["presets", "nope"], &["preset", "nope"]),
+        // --- compare -----------------------------------------------------------------------
+        flags(
+            &["compare", "--spec", "tests/cli_fixtures/dp_sgd.json"],
+            &["--delta"],
+        ),
+        flags(&["compare", "--delta", "1e-5"], &["--spec", "--preset"]),
+        flags(
+            &["compare", "--preset", "poisson-dp-sgd", "--delta", "0"],
+            &["delta", "0"],
+        ),
+        flags(
+            &["compare", "--preset", "poisson-dp-sgd", "--delta", "1.5"],
+            &["delta", "1.5"],
+        ),
+        flags(
+            &["compare", "--preset", "poisson-dp-sgd", "--delta", "NaN"],
+            &["delta", "NaN"],
+        ),
+        flags(
+            &["compare", "--preset", "poisson-dp-sgd", "--tolerance", "-1"],
+            &["tolerance", "-1"],
+        ),
+        flags(
+            &["compare", "--preset", "poisson-dp-sgd", "--grid-step", "2"],
+            &["grid_step", "2"],
+        ),
+        flags(
+            &[
+                "compare",
+                "--preset",
+                "poisson-dp-sgd",
+                "--plot",
+                "compare.png",
+            ],
+            &["--plot", "compare.png", ".svg"],
+        ),
+        flags(
+            &[
+                "compare",
+                "--preset",
+                "poisson-dp-sgd",
+                "--plot",
+                "tests/no_such_directory/compare.svg",
+            ],
+            &["--plot", "no_such_directory"],
+        ),
+        flags(
+            &[
+                "compare",
+                "--preset",
+                "poisson-dp-sgd",
+                "--plot",
+                "tests.svg/",
+            ],
+            &["--plot", "tests.svg"],
+        ),
+        flags(
+            &[
+                "compare",
+                "--spec",
+                "tests/cli_fixtures/bad_count.json",
+                "--delta",
+                "1e-5",
+            ],
+            &["events[1].count", "0"],
+        ),
+        usage(&["compare", "--preset", "poisson-dp-sgd", "--format", "yaml"]),
+        usage(&["compare", "--preset", "poisson-dp-sgd", "--delta", "abc"]),
+        usage(&["compare", "--preset", "poisson-dp-sgd", "--epsilon", "1"]),
+        usage(&[
+            "compare",
+            "--preset",
+            "poisson-dp-sgd",
+            "--quiet",
+            "--verbose",
+        ]),
+        // --- curve -------------------------------------------------------------------------
+        flags(
+            &["curve", "--preset", "poisson-dp-sgd", "--deltas", "1e-3,2"],
+            &["--deltas[1]", "2"],
+        ),
+        flags(
+            &["curve", "--preset", "poisson-dp-sgd", "--deltas", "0"],
+            &["--deltas[0]", "0"],
+        ),
+        flags(
+            &["curve", "--preset", "poisson-dp-sgd", "--deltas", "NaN"],
+            &["--deltas[0]", "NaN"],
+        ),
+        flags(
+            &["curve", "--preset", "poisson-dp-sgd", "--epsilons", "1,-1"],
+            &["--epsilons[1]", "-1"],
+        ),
+        flags(
+            &["curve", "--preset", "poisson-dp-sgd", "--epsilons", "NaN"],
+            &["--epsilons[0]", "NaN"],
+        ),
+        flags(
+            &["curve", "--preset", "poisson-dp-sgd", "--plot", "curve.txt"],
+            &["--plot", "curve.txt"],
+        ),
+        flags(&["curve", "--deltas", "1e-5"], &["--spec", "--preset"]),
+        // Validation happens before any work: a bad list fails fast even for a big spec.
+        flags(
+            &[
+                "curve",
+                "--sigma",
+                "1",
+                "--sampling-rate",
+                "0.01",
+                "--steps",
+                "1000000000000",
+                "--deltas",
+                "1e-5,1",
+            ],
+            &["--deltas[1]", "1"],
+        ),
+        usage(&[
+            "curve",
+            "--preset",
+            "poisson-dp-sgd",
+            "--deltas",
+            "1e-5",
+            "--epsilons",
+            "1",
+        ]),
+        usage(&["curve", "--preset", "poisson-dp-sgd", "--deltas", ""]),
+        usage(&[
+            "curve",
+            "--preset",
+            "poisson-dp-sgd",
+            "--deltas",
+            "1e-5,,1e-3",
+        ]),
+        usage(&["curve", "--preset", "poisson-dp-sgd", "--format", "xml"]),
+        usage(&["nonsense"]),
+        spec_for(
+            CURVE_STDIN,
+            r#"{"events": [{"mechanism": "gaussian", "sigma": -1}]}"#,
+            &["events[0].sigma", "-1"],
+        ),
+        spec_for(
+            COMPARE_STDIN,
+            r#"{"events": [{"mechanism": "laplace", "scale": 0}]}"#,
+            &["events[0].scale", "0"],
+        ),
+        spec_for(COMPARE_STDIN, "{", &["malformed"]),
     ]
 }
 
@@ -1081,14 +1493,15 @@ fn check_bad(row: &Bad) -> Option<String> {
     if stderr.contains("panicked") {
         problems.push("panicked".into());
     }
+    // Usage errors from the argument parser are one line too (clap's message, folded).
+    let lines: Vec<&str> = stderr.lines().collect();
+    if lines.len() != 1 {
+        problems.push(format!("{} stderr lines, expected 1", lines.len()));
+    }
+    if !stderr.starts_with("error: ") || stderr.trim() == "error:" {
+        problems.push("stderr does not start with a non-empty `error: ` line".into());
+    }
     if !row.usage {
-        let lines: Vec<&str> = stderr.lines().collect();
-        if lines.len() != 1 {
-            problems.push(format!("{} stderr lines, expected 1", lines.len()));
-        }
-        if !stderr.starts_with("error: ") || stderr.trim() == "error:" {
-            problems.push("stderr does not start with a non-empty `error: ` line".into());
-        }
         for needle in row.expect {
             if !stderr.contains(needle) {
                 problems.push(format!("stderr lacks {needle:?}"));
@@ -1120,7 +1533,7 @@ fn check_bad(row: &Bad) -> Option<String> {
 #[test]
 fn bad_input_is_exit_code_2_with_one_line_naming_field_and_value() {
     let rows = bad_rows();
-    assert!(rows.len() >= 25);
+    assert!(rows.len() >= 30);
     // Two threads: each row is a few milliseconds, but there are many.
     let (first, second) = rows.split_at(rows.len() / 2);
     let failures: Vec<String> = std::thread::scope(|scope| {
@@ -1143,16 +1556,770 @@ fn bad_input_is_exit_code_2_with_one_line_naming_field_and_value() {
 
 #[test]
 fn help_of_each_subcommand_has_an_example() {
-    for command in ["epsilon", "delta"] {
+    for command in ["epsilon", "delta", "compare", "curve", "presets"] {
         pld()
             .args([command, "--help"])
             .assert()
             .success()
             .stdout(predicate::str::contains("Example"));
     }
-    pld()
-        .arg("--help")
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("epsilon").and(predicate::str::contains("delta")));
+    pld().arg("--help").assert().success().stdout(
+        predicate::str::contains("epsilon")
+            .and(predicate::str::contains("delta"))
+            .and(predicate::str::contains("compare"))
+            .and(predicate::str::contains("curve"))
+            .and(predicate::str::contains("presets")),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// compare, curve, presets and the DP-SGD flags.
+
+/// The kinds INTERFACE.md allows in `compare` rows.
+const KINDS: [&str; 3] = ["upper_bound", "lower_bound", "estimate"];
+
+/// Check INTERFACE.md's `compare` JSON and return (method, ε) of every row.
+fn compare_rows(json: &Value, delta: f64) -> Vec<(String, f64)> {
+    assert_eq!(
+        number(&json["delta"], "delta"),
+        delta,
+        "delta not echoed: {json}"
+    );
+    let rows = json["rows"]
+        .as_array()
+        .unwrap_or_else(|| panic!("rows is not a list: {json}"));
+    assert!(!rows.is_empty(), "no rows: {json}");
+    let mut out = Vec::new();
+    for row in rows {
+        for key in ["method", "epsilon", "kind", "seconds"] {
+            assert!(row.get(key).is_some(), "row lacks {key:?}: {row}");
+        }
+        let kind = row["kind"].as_str().expect("kind is a string");
+        assert!(KINDS.contains(&kind), "unknown kind {kind:?}: {row}");
+        let seconds = row["seconds"].as_f64().expect("seconds is a number");
+        assert!(seconds >= 0.0, "negative time: {row}");
+        let method = row["method"]
+            .as_str()
+            .expect("method is a string")
+            .to_string();
+        out.push((method, number(&row["epsilon"], "epsilon")));
+    }
+    for row in json["not_applicable"]
+        .as_array()
+        .expect("not_applicable list")
+    {
+        assert!(
+            row["method"].is_string() && row["reason"].as_str().is_some_and(|r| !r.is_empty()),
+            "not_applicable row without method and reason: {row}"
+        );
+    }
+    out
+}
+
+fn epsilon_of(rows: &[(String, f64)], method: &str) -> f64 {
+    rows.iter()
+        .find(|r| r.0 == method)
+        .unwrap_or_else(|| panic!("no {method} row in {rows:?}"))
+        .1
+}
+
+#[test]
+fn compare_preset_json_has_the_interface_keys_and_sane_rows() {
+    // The preset carries δ = 1e-5: no --delta needed.
+    let json = run_json(
+        &["compare", "--preset", "poisson-dp-sgd", "--format", "json"],
+        None,
+    );
+    let rows = compare_rows(&json, 1e-5);
+    let (upper, lower) = (
+        epsilon_of(&rows, "pld_upper"),
+        epsilon_of(&rows, "pld_lower"),
+    );
+    assert_dp_sgd_epsilon(upper, lower);
+    // RDP is a valid upper bound: never below the PLD's lower bound.
+    assert!(epsilon_of(&rows, "rdp") >= lower, "{rows:?}");
+    assert!(rows.iter().any(|r| r.0 == "clt_estimate"), "{rows:?}");
+    // Extras: the ratio to the PLD upper bound, and why zCDP does not apply.
+    for row in json["rows"].as_array().unwrap() {
+        let ratio = number(&row["ratio_to_pld_upper"], "ratio");
+        let epsilon = number(&row["epsilon"], "epsilon");
+        assert_close(ratio, epsilon / upper, 1e-12, "ratio_to_pld_upper");
+    }
+    let zcdp = json["not_applicable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["method"] == "zcdp")
+        .unwrap_or_else(|| panic!("zcdp not listed as not applicable: {json}"));
+    assert!(zcdp["reason"].as_str().unwrap().contains("subsampling"));
+}
+
+#[test]
+fn compare_delta_overrides_the_presets_and_matches_the_flags() {
+    let from_preset = run_json(
+        &[
+            "compare",
+            "--preset",
+            "poisson-dp-sgd",
+            "--delta",
+            "1e-6",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    let rows = compare_rows(&from_preset, 1e-6);
+    let from_flags = run_json(
+        &[
+            "compare",
+            "--noise-multiplier",
+            "1",
+            "--sampling-rate",
+            "0.01",
+            "--steps",
+            "1000",
+            "--delta",
+            "1e-6",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    let flag_rows = compare_rows(&from_flags, 1e-6);
+    assert_eq!(
+        epsilon_of(&rows, "pld_upper"),
+        epsilon_of(&flag_rows, "pld_upper")
+    );
+    assert_eq!(epsilon_of(&rows, "rdp"), epsilon_of(&flag_rows, "rdp"));
+    // Smaller δ, larger ε.
+    assert!(epsilon_of(&rows, "pld_lower") > DP_SGD_EPSILON);
+}
+
+#[test]
+fn compare_with_pure_dp_events_lists_the_composition_theorems() {
+    // 100 runs of binary randomized response with ε₀ = 0.1 (README): every method applies.
+    let spec = r#"{"events": [{"mechanism": "randomized_response", "epsilon": 0.1,
+                                "count": 100}]}"#;
+    let json = run_json(
+        &[
+            "compare", "--spec", "-", "--delta", "1e-6", "--format", "json",
+        ],
+        Some(spec),
+    );
+    let rows = compare_rows(&json, 1e-6);
+    assert_close(
+        epsilon_of(&rows, "basic_composition"),
+        10.0,
+        1e-12,
+        "basic composition",
+    );
+    let exact = epsilon_of(&rows, "optimal_composition");
+    assert!(epsilon_of(&rows, "pld_lower") <= exact + 1e-9, "{rows:?}");
+    assert!(epsilon_of(&rows, "pld_upper") >= exact - 1e-9, "{rows:?}");
+}
+
+#[test]
+fn compare_csv_has_one_line_per_method_and_reason() {
+    let json = run_json(
+        &["compare", "--preset", "poisson-dp-sgd", "--format", "json"],
+        None,
+    );
+    let methods = json["rows"].as_array().unwrap().len();
+    let missing = json["not_applicable"].as_array().unwrap().len();
+    let csv = run_ok(
+        &["compare", "--preset", "poisson-dp-sgd", "--format", "csv"],
+        None,
+    );
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "delta,method,epsilon,kind,ratio_to_pld_upper,seconds,detail,not_applicable_reason"
+    );
+    assert_eq!(lines.len(), 1 + methods + missing, "{csv}");
+    let pld = lines
+        .iter()
+        .find(|l| l.contains(",pld_upper,"))
+        .expect("pld_upper line");
+    let epsilon: f64 = pld.split(',').nth(2).unwrap().parse().expect("ε parses");
+    assert_dp_sgd_epsilon(epsilon, 1.827);
+    // A method that does not apply: empty ε, a reason.
+    let zcdp = lines
+        .iter()
+        .find(|l| l.contains(",zcdp,"))
+        .expect("zcdp line");
+    assert!(zcdp.starts_with("0.00001,zcdp,,,,,,"), "{zcdp}");
+    assert!(zcdp.len() > "0.00001,zcdp,,,,,,".len(), "no reason: {zcdp}");
+}
+
+#[test]
+fn compare_table_fits_in_100_columns() {
+    for preset in ["poisson-dp-sgd", "full-batch-gaussian", "mnist-dp-sgd"] {
+        let table = run_ok(&["compare", "--preset", preset], None);
+        for line in table.lines() {
+            assert!(
+                line.chars().count() <= 100,
+                "{preset}: line of {} columns:\n{line}",
+                line.chars().count()
+            );
+        }
+        assert!(
+            table.contains("pld_upper") && table.contains("not applicable"),
+            "{table}"
+        );
+        // Markdown: a GitHub table with right-aligned numbers.
+        let markdown = run_ok(
+            &["compare", "--preset", preset, "--format", "markdown"],
+            None,
+        );
+        assert!(markdown.contains("| method | ε | kind |"), "{markdown}");
+        assert!(markdown.contains("| --- | ---: |"), "{markdown}");
+    }
+}
+
+// --- golden files ----------------------------------------------------------------------------
+
+/// Replace every duration (`12.3 ms`, `1.25 s`), with the spaces that align it, by ` <time>`:
+/// the golden files hold everything but the timings.
+fn mask_times(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let words: Vec<&str> = line.split(' ').collect();
+            let mut out: Vec<String> = Vec::new();
+            let mut i = 0;
+            while i < words.len() {
+                let is_number = {
+                    let w = words[i];
+                    !w.is_empty()
+                        && w.chars().all(|c| c.is_ascii_digit() || c == '.')
+                        && w.contains('.')
+                };
+                let unit = words.get(i + 1).copied();
+                if is_number && matches!(unit, Some("ms") | Some("s")) {
+                    // Drop the alignment padding before the duration.
+                    while out.last().is_some_and(|w| w.is_empty()) {
+                        out.pop();
+                    }
+                    out.push("<time>".into());
+                    i += 2;
+                } else {
+                    out.push(words[i].to_string());
+                    i += 1;
+                }
+            }
+            out.join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn mask_times_removes_timings_and_their_padding() {
+    assert_eq!(
+        mask_times("pld_upper  1.0000      0.0 ms\nrdp  1.0979     12.5 ms\n| x | 1.25 s |"),
+        "pld_upper  1.0000 <time>\nrdp  1.0979 <time>\n| x | <time> |"
+    );
+}
+
+/// Compare `actual` with the checked-in `tests/golden/<name>`; `UPDATE_GOLDEN=1` rewrites it.
+fn assert_golden(name: &str, actual: &str) {
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "golden", name]
+        .iter()
+        .collect();
+    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+        std::fs::write(&path, actual).expect("golden file written");
+        eprintln!("updated {}", path.display());
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read golden file {} ({e}); create it deliberately with \
+             UPDATE_GOLDEN=1 cargo test --release --test cli {name}",
+            path.display()
+        )
+    });
+    if expected == actual {
+        return;
+    }
+    let (old, new): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    let mut diff = String::new();
+    for i in 0..old.len().max(new.len()) {
+        match (old.get(i), new.get(i)) {
+            (Some(a), Some(b)) if a == b => diff.push_str(&format!("  {a}\n")),
+            (a, b) => {
+                if let Some(a) = a {
+                    diff.push_str(&format!("- {a}\n"));
+                }
+                if let Some(b) = b {
+                    diff.push_str(&format!("+ {b}\n"));
+                }
+            }
+        }
+    }
+    panic!(
+        "output differs from the golden file {} (- golden, + now; timings masked):\n{diff}\n\
+         If the change is intended, review the diff above and update the file deliberately:\n  \
+         UPDATE_GOLDEN=1 cargo test --release --test cli golden\nthen commit it with the \
+         change that caused it.",
+        path.display()
+    );
+}
+
+/// The preset of the golden files: unsampled Gaussians, so the PLD rows are the exact closed
+/// form (no FFT, whose SIMD path may differ between machines in the last digits).
+const GOLDEN_PRESET: &str = "full-batch-gaussian";
+
+#[test]
+fn golden_compare_table() {
+    let table = run_ok(&["compare", "--preset", GOLDEN_PRESET], None);
+    assert_golden("compare_full_batch_gaussian.txt", &mask_times(&table));
+}
+
+#[test]
+fn golden_compare_markdown() {
+    let markdown = run_ok(
+        &["compare", "--preset", GOLDEN_PRESET, "--format", "markdown"],
+        None,
+    );
+    assert_golden("compare_full_batch_gaussian.md", &mask_times(&markdown));
+}
+
+// --- plots -----------------------------------------------------------------------------------
+
+/// A fresh path for a plot under cargo's scratch directory for integration tests.
+fn plot_path(name: &str) -> PathBuf {
+    let path: PathBuf = [env!("CARGO_TARGET_TMPDIR"), name].iter().collect();
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+/// Parse an SVG file as XML; return the text of every `<text>` element.
+fn svg_texts(path: &PathBuf) -> Vec<String> {
+    let svg = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("no plot at {}: {e}", path.display()));
+    assert!(!svg.contains("NaN"), "NaN in {}", path.display());
+    let document = roxmltree::Document::parse(&svg)
+        .unwrap_or_else(|e| panic!("{} is not valid XML: {e}", path.display()));
+    let root = document.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    assert_eq!(
+        root.tag_name().namespace(),
+        Some("http://www.w3.org/2000/svg")
+    );
+    for id in ["x-label", "y-label", "legend"] {
+        assert!(
+            document
+                .descendants()
+                .any(|n| n.attribute("id") == Some(id)),
+            "no element with id {id:?} in {}",
+            path.display()
+        );
+    }
+    document
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| n.text().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn compare_plot_is_valid_svg_with_axes_and_legend() {
+    let path = plot_path("compare.svg");
+    let stdout = run_ok(
+        &[
+            "compare",
+            "--preset",
+            "poisson-dp-sgd",
+            "--plot",
+            path.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(
+        stdout.contains("pld_upper"),
+        "the table is still printed: {stdout}"
+    );
+    let texts = svg_texts(&path);
+    let has = |t: &str| texts.iter().any(|x| x.contains(t));
+    assert!(has("δ") && has("ε"), "axis labels missing: {texts:?}");
+    for method in [
+        "pld_upper",
+        "pld_lower",
+        "rdp",
+        "clt_estimate",
+        "PLD bracket",
+    ] {
+        assert!(has(method), "legend lacks {method}: {texts:?}");
+    }
+    // Decade ticks from 1e-12 to 1e-1.
+    assert!(has("1e-12") && has("1e-1"), "{texts:?}");
+}
+
+#[test]
+fn curve_plot_is_valid_svg() {
+    let path = plot_path("curve.svg");
+    run_ok(
+        &[
+            "curve",
+            "--preset",
+            "poisson-dp-sgd",
+            "--epsilons",
+            "0.5,1,2,inf",
+            "--plot",
+            path.to_str().unwrap(),
+        ],
+        None,
+    );
+    let texts = svg_texts(&path);
+    assert!(
+        texts.iter().any(|t| t.contains("PLD upper bound")),
+        "{texts:?}"
+    );
+    // δ(∞) is left out of a linear ε axis, and said so.
+    assert!(texts.iter().any(|t| t.contains("left out")), "{texts:?}");
+}
+
+// --- curve -----------------------------------------------------------------------------------
+
+#[test]
+fn curve_default_deltas_json() {
+    let json = run_json(
+        &["curve", "--preset", "poisson-dp-sgd", "--format", "json"],
+        None,
+    );
+    assert_eq!(json["query"], "epsilon_for_delta");
+    let points = json["points"].as_array().expect("points list");
+    assert_eq!(points.len(), 12, "δ = 1e-1 ... 1e-12");
+    let mut previous = 0.0;
+    for (i, point) in points.iter().enumerate() {
+        let delta = 10f64.powi(-(i as i32) - 1);
+        let (upper, lower) = epsilon_bracket(point, delta);
+        assert!(lower > previous, "ε not increasing as δ decreases: {json}");
+        previous = upper;
+    }
+    let (upper, lower) = epsilon_bracket(&points[4], 1e-5);
+    assert_dp_sgd_epsilon(upper, lower);
+}
+
+#[test]
+fn curve_epsilons_gives_delta_brackets() {
+    let json = run_json(
+        &[
+            "curve",
+            "--preset",
+            "poisson-dp-sgd",
+            "--epsilons",
+            "1.82824,3",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(json["query"], "delta_for_epsilon");
+    let points = json["points"].as_array().expect("points list");
+    let (upper, lower) = delta_bracket(&points[0], DP_SGD_EPSILON);
+    assert!((0.9995e-5..=1.002e-5).contains(&upper), "upper {upper}");
+    assert!((0.998e-5..=1.0005e-5).contains(&lower), "lower {lower}");
+    let (upper3, _) = delta_bracket(&points[1], 3.0);
+    assert!(upper3 < lower, "δ(3) ≥ δ(1.83): {json}");
+}
+
+#[test]
+fn curve_table_csv_and_markdown() {
+    let args = [
+        "curve",
+        "--preset",
+        "poisson-dp-sgd",
+        "--deltas",
+        "1e-3,1e-5",
+    ];
+    let table = run_ok(&args, None);
+    assert!(
+        table.contains("ε upper bound") && table.contains("1e-5"),
+        "{table}"
+    );
+    let mut csv_args = args.to_vec();
+    csv_args.extend(["--format", "csv"]);
+    let csv = run_ok(&csv_args, None);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(
+        lines[0].starts_with("delta,epsilon_upper,epsilon_lower,"),
+        "{csv}"
+    );
+    let upper: f64 = lines[2].split(',').nth(1).unwrap().parse().unwrap();
+    let lower: f64 = lines[2].split(',').nth(2).unwrap().parse().unwrap();
+    assert_dp_sgd_epsilon(upper, lower);
+    let mut md_args = args.to_vec();
+    md_args.extend(["--format", "markdown"]);
+    let markdown = run_ok(&md_args, None);
+    assert!(
+        markdown.contains("| δ | ε upper bound | ε lower bound |"),
+        "{markdown}"
+    );
+}
+
+// --- epsilon and delta in the new formats ------------------------------------------------------
+
+#[test]
+fn epsilon_and_delta_csv_and_markdown() {
+    let mut args = vec!["epsilon"];
+    args.extend(DP_SGD_FLAGS);
+    args.push("csv");
+    let csv = run_ok(&args, None);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 2, "{csv}");
+    assert!(
+        lines[0].starts_with("delta,epsilon_upper,epsilon_lower"),
+        "{csv}"
+    );
+    let fields: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(fields[0].parse::<f64>().unwrap(), 1e-5);
+    assert_dp_sgd_epsilon(fields[1].parse().unwrap(), fields[2].parse().unwrap());
+
+    let markdown = run_ok(
+        &[
+            "delta",
+            "--preset",
+            "poisson-dp-sgd",
+            "--epsilon",
+            "2",
+            "--format",
+            "markdown",
+        ],
+        None,
+    );
+    assert!(
+        markdown.starts_with("| ε | δ upper bound | δ lower bound |"),
+        "{markdown}"
+    );
+    // `pld epsilon --preset` uses the preset's δ.
+    let json = run_json(
+        &["epsilon", "--preset", "poisson-dp-sgd", "--format", "json"],
+        None,
+    );
+    let (upper, lower) = epsilon_bracket(&json, 1e-5);
+    assert_dp_sgd_epsilon(upper, lower);
+}
+
+// --- the DP-SGD flags --------------------------------------------------------------------------
+
+#[test]
+fn opacus_flags_describe_the_same_run() {
+    let epsilon = |args: &[&str]| -> Value {
+        let mut all = vec!["epsilon"];
+        all.extend(args);
+        all.extend(["--delta", "1e-5", "--format", "json"]);
+        run_json(&all, None)["epsilon"].clone()
+    };
+    let reference = epsilon(&["--sigma", "1", "--sampling-rate", "0.01", "--steps", "1000"]);
+    // q = B/N and steps = epochs·N/B: 100 of 10,000 for 10 epochs is q = 0.01, 1000 steps.
+    for (args, what) in [
+        (
+            vec![
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.01",
+                "--steps",
+                "1000",
+            ],
+            "--noise-multiplier",
+        ),
+        (
+            vec![
+                "--noise-multiplier",
+                "1",
+                "--batch-size",
+                "100",
+                "--dataset-size",
+                "10000",
+                "--epochs",
+                "10",
+            ],
+            "--batch-size/--dataset-size/--epochs",
+        ),
+        (
+            vec![
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.01",
+                "--epochs",
+                "10",
+            ],
+            "--sampling-rate/--epochs",
+        ),
+        // The noise multiplier is σ over the clipping norm: the same privacy at any norm.
+        (
+            vec![
+                "--noise-multiplier",
+                "1",
+                "--max-grad-norm",
+                "3",
+                "--sampling-rate",
+                "0.01",
+                "--steps",
+                "1000",
+            ],
+            "--max-grad-norm",
+        ),
+    ] {
+        let answer = epsilon(&args);
+        for bound in ["upper", "lower"] {
+            // σ = 3·1 against Δ = 3 is the same ratio up to rounding in the last digits.
+            let (x, y) = (
+                number(&answer[bound], bound),
+                number(&reference[bound], bound),
+            );
+            assert_close(x, y, 1e-7, &format!("{what} {bound}: {args:?}"));
+        }
+    }
+    // Epochs round up: 60 epochs of 256 out of 60,000 are ⌈14062.5⌉ = 14063 steps, the
+    // mnist-dp-sgd preset.
+    let flags = epsilon(&[
+        "--noise-multiplier",
+        "1.1",
+        "--batch-size",
+        "256",
+        "--dataset-size",
+        "60000",
+        "--epochs",
+        "60",
+    ]);
+    let preset = run_json(
+        &["epsilon", "--preset", "mnist-dp-sgd", "--format", "json"],
+        None,
+    );
+    assert_eq!(flags, preset["epsilon"]);
+}
+
+// --- presets -----------------------------------------------------------------------------------
+
+#[test]
+fn presets_are_listed_one_line_each_and_print_their_spec() {
+    let list = run_ok(&["presets"], None);
+    let json = run_json(&["presets", "--format", "json"], None);
+    let presets = json.as_array().expect("a list");
+    assert!(presets.len() >= 4, "{json}");
+    for preset in presets {
+        let name = preset["name"].as_str().expect("name");
+        assert!(
+            preset["description"].is_string() && preset["spec"].is_object(),
+            "{preset}"
+        );
+        let delta = number(&preset["delta"], "delta");
+        assert!(delta > 0.0 && delta < 1.0, "{preset}");
+        let lines: Vec<&str> = list.lines().filter(|l| l.starts_with(name)).collect();
+        assert_eq!(lines.len(), 1, "{name} is not on exactly one line:\n{list}");
+        assert!(lines[0].chars().count() <= 100, "{}", lines[0]);
+    }
+    for name in [
+        "laplace-fixed-batch",
+        "full-batch-gaussian",
+        "poisson-dp-sgd",
+        "mnist-dp-sgd",
+    ] {
+        assert!(presets.iter().any(|p| p["name"] == name), "{name} missing");
+    }
+    // `pld presets NAME` prints a specification that --spec reads to the same answer.
+    let spec = run_ok(&["presets", "poisson-dp-sgd"], None);
+    let from_spec = run_json(
+        &[
+            "epsilon", "--spec", "-", "--delta", "1e-5", "--format", "json",
+        ],
+        Some(&spec),
+    );
+    let from_preset = run_json(
+        &["epsilon", "--preset", "poisson-dp-sgd", "--format", "json"],
+        None,
+    );
+    assert_eq!(from_spec["epsilon"], from_preset["epsilon"]);
+    let csv = run_ok(&["presets", "--format", "csv"], None);
+    assert!(csv.starts_with("name,delta,description"), "{csv}");
+    assert!(run_ok(&["presets", "--format", "markdown"], None).contains("| name |"));
+}
+
+// --- standard error ----------------------------------------------------------------------------
+
+#[test]
+fn verbose_reports_on_stderr_and_quiet_is_silent() {
+    let output = pld()
+        .args(["compare", "--preset", "poisson-dp-sgd", "--verbose"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("pld: input: preset poisson-dp-sgd"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("took"), "no timing: {stderr}");
+    assert!(
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .contains("pld_upper"),
+        "stdout keeps the table"
+    );
+    // Not a terminal (and --quiet): nothing on stderr, even for a plot.
+    let path = plot_path("quiet.svg");
+    run_ok(
+        &[
+            "curve",
+            "--preset",
+            "poisson-dp-sgd",
+            "--deltas",
+            "1e-3",
+            "--quiet",
+            "--plot",
+            path.to_str().unwrap(),
+        ],
+        None,
+    );
+}
+
+// --- the README ----------------------------------------------------------------------------------
+
+/// The README's main job is `compare` on a preset, and the table it shows is what that command
+/// prints (timings masked; numbers to 1e-6 relative, as the FFT's last digits may differ
+/// between machines).
+#[test]
+fn readme_shows_the_main_job_output() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let setup = readme.split("## Set-up").nth(1).expect("a set-up section");
+    let first_command = setup
+        .lines()
+        .find(|l| l.starts_with("cargo "))
+        .expect("a cargo command in the set-up");
+    assert_eq!(
+        first_command,
+        "cargo run --release -- compare --preset mnist-dp-sgd"
+    );
+    let shown = readme
+        .split("$ pld compare --preset mnist-dp-sgd\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the main job's output in the README");
+    let actual = run_ok(&["compare", "--preset", "mnist-dp-sgd"], None);
+    let (shown, actual) = (mask_times(shown.trim_end()), mask_times(actual.trim_end()));
+    let (shown, actual): (Vec<&str>, Vec<&str>) =
+        (shown.lines().collect(), actual.lines().collect());
+    assert_eq!(
+        shown.len(),
+        actual.len(),
+        "README:\n{shown:#?}\nnow:\n{actual:#?}"
+    );
+    for (s, a) in shown.iter().zip(&actual) {
+        let (sw, aw): (Vec<&str>, Vec<&str>) = (
+            s.split_whitespace().collect(),
+            a.split_whitespace().collect(),
+        );
+        let same = sw.len() == aw.len()
+            && sw.iter().zip(&aw).all(|(x, y)| {
+                x == y
+                    || matches!((x.parse::<f64>(), y.parse::<f64>()),
+                        (Ok(x), Ok(y)) if (x - y).abs() <= 1e-6 * x.abs().max(1.0))
+            });
+        assert!(same, "README line\n  {s}\ndiffers from the output\n  {a}");
+    }
 }

@@ -7,10 +7,22 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// Every answer is a guaranteed bracket: the upper bound is safe to publish, the lower bound
 /// shows how much tighter the truth could be.
 #[derive(Debug, Parser)]
-#[command(name = "pld", version, about, long_about = None)]
+#[command(
+    name = "pld",
+    version,
+    about,
+    long_about = None,
+    after_help = "Examples:\n  pld compare --preset mnist-dp-sgd\n  pld epsilon --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 --epochs 60 --delta 1e-5\n  pld curve --spec training.json --plot curve.svg\n  pld presets"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// No progress display on standard error.
+    #[arg(long, short, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print the settings used and the timings on standard error.
+    #[arg(long, short, global = true)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -19,7 +31,7 @@ pub enum Command {
     ///
     /// Example: pld epsilon --sigma 1 --sampling-rate 0.01 --steps 10000 --delta 1e-5
     #[command(
-        after_help = "Examples:\n  pld epsilon --spec training.json --delta 1e-5\n  pld epsilon --sigma 1 --sampling-rate 0.01 --steps 10000 --delta 1e-5 --format json"
+        after_help = "Examples:\n  pld epsilon --spec training.json --delta 1e-5\n  pld epsilon --sigma 1 --sampling-rate 0.01 --steps 10000 --delta 1e-5 --format json\n  pld epsilon --preset mnist-dp-sgd   (δ defaults to the preset's, 1e-5)"
     )]
     Epsilon(EpsilonArgs),
     /// The δ for a target ε: smallest δ such that the composition is (ε, δ)-DP.
@@ -29,20 +41,41 @@ pub enum Command {
         after_help = "Examples:\n  pld delta --spec training.json --epsilon 2\n  pld delta --sigma 1 --sampling-rate 0.01 --steps 1000 --epsilon 2 --format json"
     )]
     Delta(DeltaArgs),
+    /// Every accountant side by side: ε at one δ from the PLD (upper and lower bound), RDP,
+    /// zCDP, the composition theorems and the CLT estimate.
+    ///
+    /// Example: pld compare --preset mnist-dp-sgd
+    #[command(
+        after_help = "Examples:\n  pld compare --preset mnist-dp-sgd                 (δ = the preset's, 1e-5)\n  pld compare --spec training.json --delta 1e-6 --format markdown\n  pld compare --noise-multiplier 1 --sampling-rate 0.01 --steps 1000 --delta 1e-5 --plot compare.svg\n\nThe ratio column is ε / ε of the PLD upper bound; rows that do not apply are listed\nbelow the table with the reason."
+    )]
+    Compare(CompareArgs),
+    /// The privacy curve: the PLD bracket on ε for a list of δ, or on δ for a list of ε.
+    ///
+    /// Example: pld curve --preset poisson-dp-sgd --deltas 1e-3,1e-5,1e-7
+    #[command(
+        after_help = "Examples:\n  pld curve --preset poisson-dp-sgd                   (ε for δ = 1e-1, 1e-2, ..., 1e-12)\n  pld curve --spec training.json --epsilons 0.5,1,2,4 --format csv\n  pld curve --preset mnist-dp-sgd --plot curve.svg"
+    )]
+    Curve(CurveArgs),
+    /// The built-in examples for --preset, one line each; with a NAME, its specification.
+    ///
+    /// Example: pld presets mnist-dp-sgd > training.json
+    #[command(
+        after_help = "Examples:\n  pld presets\n  pld presets mnist-dp-sgd > training.json   (a starting point for --spec)\n  pld presets --format json"
+    )]
+    Presets(PresetsArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct EpsilonArgs {
     #[command(flatten)]
     pub spec: SpecArgs,
-    /// Target δ, in (0, 1).
+    /// Target δ, in (0, 1) (default with --preset: the preset's δ).
     #[arg(long, allow_negative_numbers = true)]
-    pub delta: f64,
+    pub delta: Option<f64>,
     #[command(flatten)]
     pub accuracy: AccuracyArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -54,28 +87,106 @@ pub struct DeltaArgs {
     pub epsilon: f64,
     #[command(flatten)]
     pub accuracy: AccuracyArgs,
-    /// Output format.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// Target δ, in (0, 1) (default with --preset: the preset's δ).
+    #[arg(long, allow_negative_numbers = true)]
+    pub delta: Option<f64>,
+    #[command(flatten)]
+    pub accuracy: AccuracyArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Also draw ε(δ) of every method for δ from 1e-12 to 1e-1 as an SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CurveArgs {
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// The δ values to report ε for, comma-separated (default 1e-1, 1e-2, ..., 1e-12).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        allow_negative_numbers = true,
+        conflicts_with = "epsilons"
+    )]
+    pub deltas: Option<Vec<f64>>,
+    /// The ε values to report δ for instead, comma-separated.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub epsilons: Option<Vec<f64>>,
+    #[command(flatten)]
+    pub accuracy: AccuracyArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Also draw the curve (the PLD bracket shaded) as an SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PresetsArgs {
+    /// Print this preset's specification (JSON, as --spec reads it).
+    pub name: Option<String>,
+    /// Output format of the list.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 }
 
-/// What was released: a JSON specification, or the common single-mechanism case as flags.
+/// What was released: a JSON specification, a built-in preset, or the common DP-SGD case as
+/// flags (Opacus' words: noise multiplier, sampling rate or batch and dataset size, steps or
+/// epochs).
 #[derive(Debug, Args)]
 pub struct SpecArgs {
     /// Composition specification (JSON, see INTERFACE.md); `-` reads standard input.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "What was released")]
     pub spec: Option<String>,
-    /// Gaussian noise standard deviation (noise multiplier when --sensitivity is 1).
-    #[arg(long, allow_negative_numbers = true)]
+    /// A built-in example (list them with `pld presets`).
+    #[arg(long, value_name = "NAME", help_heading = "What was released")]
+    pub preset: Option<String>,
+    /// DP-SGD: Gaussian noise standard deviation (= noise multiplier × --sensitivity).
+    #[arg(long, allow_negative_numbers = true, help_heading = "DP-SGD")]
     pub sigma: Option<f64>,
-    /// Poisson sampling rate q in (0, 1] (default 1: no sampling).
-    #[arg(long, requires = "sigma", allow_negative_numbers = true)]
+    /// DP-SGD: noise standard deviation divided by the clipping norm (Opacus'
+    /// noise_multiplier); σ = noise multiplier × --sensitivity.
+    #[arg(long, allow_negative_numbers = true, help_heading = "DP-SGD")]
+    pub noise_multiplier: Option<f64>,
+    /// DP-SGD: Poisson sampling rate q in (0, 1] (default 1: full batch).
+    #[arg(long, allow_negative_numbers = true, help_heading = "DP-SGD")]
     pub sampling_rate: Option<f64>,
-    /// Number of steps (default 1).
-    #[arg(long, requires = "sigma")]
+    /// DP-SGD: expected batch size B; with --dataset-size, q = B/N (Poisson sampling, as
+    /// Opacus).
+    #[arg(long, help_heading = "DP-SGD")]
+    pub batch_size: Option<u64>,
+    /// DP-SGD: number of training examples N.
+    #[arg(long, help_heading = "DP-SGD")]
+    pub dataset_size: Option<u64>,
+    /// DP-SGD: number of noisy steps (default 1).
+    #[arg(long, help_heading = "DP-SGD")]
     pub steps: Option<u64>,
-    /// L2 sensitivity, e.g. the clipping norm (default 1).
-    #[arg(long, requires = "sigma", allow_negative_numbers = true)]
+    /// DP-SGD: passes over the data instead of --steps: steps = ⌈epochs / q⌉ (= ⌈epochs·N/B⌉).
+    #[arg(long, allow_negative_numbers = true, help_heading = "DP-SGD")]
+    pub epochs: Option<f64>,
+    /// DP-SGD: L2 sensitivity, the clipping norm (Opacus' max_grad_norm; default 1).
+    #[arg(
+        long,
+        visible_alias = "max-grad-norm",
+        allow_negative_numbers = true,
+        help_heading = "DP-SGD"
+    )]
     pub sensitivity: Option<f64>,
 }
 
@@ -91,10 +202,22 @@ pub struct AccuracyArgs {
     pub grid_step: Option<f64>,
 }
 
+/// How to print the result.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// Aligned text for people.
     Table,
     /// Machine-readable JSON (keys as INTERFACE.md).
     Json,
+    /// Comma-separated values with a header line.
+    Csv,
+    /// A GitHub-flavoured Markdown table.
+    Markdown,
 }

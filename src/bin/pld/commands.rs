@@ -1,0 +1,216 @@
+//! What each subcommand does: read the input, compute with the library, build the report,
+//! write the plot, and return the text for standard output.
+
+use crate::args::{
+    AccuracyArgs, Command, CompareArgs, CurveArgs, DeltaArgs, EpsilonArgs, PresetsArgs,
+};
+use crate::compare::{self, CompareReport};
+use crate::curve::{self, CurveReport, Query};
+use crate::input::Input;
+use crate::progress::Progress;
+use crate::render::{self, number, PresetList};
+use pld_accountant::{presets, Accountant, AccountantOptions, Error};
+use std::path::{Path, PathBuf};
+
+/// A failed command: the one-line message and the exit code.
+#[derive(Debug)]
+pub struct Failure {
+    pub message: String,
+    pub code: u8,
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Failure {
+        Failure {
+            message: error.to_string(),
+            code: exit_code(&error),
+        }
+    }
+}
+
+/// 2 for anything the user can fix in the input; 1 for limits of the computation.
+fn exit_code(error: &Error) -> u8 {
+    match error {
+        Error::GridTooLarge { .. } | Error::IncompatibleDistributions { .. } => 1,
+        _ => 2,
+    }
+}
+
+/// Run one subcommand; the text to print on success.
+pub fn run(command: Command, progress: &Progress) -> Result<String, Failure> {
+    match command {
+        Command::Epsilon(a) => epsilon(a, progress),
+        Command::Delta(a) => delta(a, progress),
+        Command::Compare(a) => compare(a, progress),
+        Command::Curve(a) => curve(a, progress),
+        Command::Presets(a) => presets(a),
+    }
+}
+
+fn epsilon(a: EpsilonArgs, progress: &Progress) -> Result<String, Failure> {
+    let input = read(&a.spec, progress)?;
+    let delta = input.delta(a.delta)?;
+    let accountant = Accountant::new(&input.spec, options(&a.accuracy, Target::Epsilon, progress))?;
+    let answer = {
+        let _task = progress.task(format!("ε at δ = {delta:e}"), 0);
+        accountant.epsilon_for_delta(delta)?
+    };
+    Ok(render::render(&answer, a.output.format))
+}
+
+fn delta(a: DeltaArgs, progress: &Progress) -> Result<String, Failure> {
+    let input = read(&a.spec, progress)?;
+    let accountant = Accountant::new(&input.spec, options(&a.accuracy, Target::Delta, progress))?;
+    let answer = {
+        let _task = progress.task(format!("δ at ε = {}", a.epsilon), 0);
+        accountant.delta_for_epsilon(a.epsilon)?
+    };
+    Ok(render::render(&answer, a.output.format))
+}
+
+fn compare(a: CompareArgs, progress: &Progress) -> Result<String, Failure> {
+    let plot_file = plot_target(a.plot.as_deref())?;
+    let input = read(&a.spec, progress)?;
+    let delta = input.delta(a.delta)?;
+    if a.delta.is_none() {
+        progress.note(format!("δ = {delta:e} (the preset's; --delta changes it)"));
+    }
+    let options = options(&a.accuracy, Target::Epsilon, progress);
+    // Checked here so that bad options fail before the plot's work.
+    Accountant::new(&input.spec, options)?;
+    let report = {
+        let _task = progress.task(format!("every method at δ = {delta:e}"), 0);
+        CompareReport::new(&input.spec, delta, options, &input)?
+    };
+    if let Some(path) = plot_file {
+        let title = format!("ε(δ) of every method: {}", input.source);
+        let plot = compare::plot(&input.spec, options, &title, progress)?;
+        write_plot(&path, &plot.svg(), progress)?;
+    }
+    Ok(render::render(&report, a.output.format))
+}
+
+fn curve(a: CurveArgs, progress: &Progress) -> Result<String, Failure> {
+    let plot_file = plot_target(a.plot.as_deref())?;
+    let (query, values) = match (a.deltas, a.epsilons) {
+        (_, Some(epsilons)) => (Query::DeltaForEpsilon, epsilons),
+        (Some(deltas), None) => (Query::EpsilonForDelta, deltas),
+        (None, None) => (Query::EpsilonForDelta, curve::default_deltas()),
+    };
+    curve::validate(query, &values)?;
+    let input = read(&a.spec, progress)?;
+    let target = match query {
+        Query::EpsilonForDelta => Target::Epsilon,
+        Query::DeltaForEpsilon => Target::Delta,
+    };
+    let accountant = Accountant::new(&input.spec, options(&a.accuracy, target, progress))?;
+    let report = CurveReport::new(&accountant, query, &values, &input, progress)?;
+    if let Some(path) = plot_file {
+        let title = format!("privacy curve: {}", input.source);
+        write_plot(&path, &report.plot(&title).svg(), progress)?;
+    }
+    Ok(render::render(&report, a.output.format))
+}
+
+fn presets(a: PresetsArgs) -> Result<String, Failure> {
+    match a.name {
+        Some(name) => {
+            let preset = presets::find(&name).map_err(|e| match e {
+                Error::InvalidParameter {
+                    value, requirement, ..
+                } => Error::InvalidParameter {
+                    name: "preset name".into(),
+                    value,
+                    requirement,
+                },
+                other => other,
+            })?;
+            Ok(render::json(&preset.spec_json()))
+        }
+        None => Ok(render::render(&PresetList::all(), a.format)),
+    }
+}
+
+/// The composition, with its source noted for `--verbose`.
+fn read(args: &crate::args::SpecArgs, progress: &Progress) -> Result<Input, Failure> {
+    let input = Input::from_args(args)?;
+    match &input.about {
+        Some(about) => progress.note(format!("input: {} ({about})", input.source)),
+        None => progress.note(format!("input: {}", input.source)),
+    }
+    Ok(input)
+}
+
+/// Which quantity `--tolerance` applies to.
+enum Target {
+    Epsilon,
+    Delta,
+}
+
+fn options(accuracy: &AccuracyArgs, target: Target, progress: &Progress) -> AccountantOptions {
+    let mut options = AccountantOptions::default();
+    if let Some(relative) = accuracy.tolerance {
+        match target {
+            Target::Epsilon => options.tolerance.relative = relative,
+            Target::Delta => options.tolerance.relative_delta = relative,
+        }
+    }
+    options.grid_step = accuracy.grid_step;
+    let t = options.tolerance;
+    progress.note(format!(
+        "accuracy: ε bracket width ≤ max({}·ε, {}), δ bracket width ≤ max({}·δ, {}), grid \
+         step {}",
+        number::input(t.relative),
+        number::input(t.absolute_epsilon),
+        number::input(t.relative_delta),
+        number::input(t.absolute_delta),
+        options
+            .grid_step
+            .map_or("chosen by the accountant".to_string(), |h| format!(
+                "{h} nats"
+            ))
+    ));
+    options
+}
+
+/// Check `--plot FILE.svg` before any work: an `.svg` name in a directory that exists.
+fn plot_target(path: Option<&str>) -> Result<Option<PathBuf>, Error> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let file = PathBuf::from(path);
+    let is_svg = file
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+    if !is_svg {
+        return Err(Error::invalid("--plot", path, "a file name ending in .svg"));
+    }
+    let directory = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !directory.is_dir() {
+        return Err(Error::invalid(
+            "--plot",
+            path,
+            &format!(
+                "a file in an existing directory ({} is not one)",
+                directory.display()
+            ),
+        ));
+    }
+    if file.is_dir() || path.ends_with('/') || path.ends_with(std::path::MAIN_SEPARATOR) {
+        return Err(Error::invalid("--plot", path, "a file, not a directory"));
+    }
+    Ok(Some(file))
+}
+
+/// Write the SVG; a failure here (after the work) is exit code 1.
+fn write_plot(path: &Path, svg: &str, progress: &Progress) -> Result<(), Failure> {
+    std::fs::write(path, svg).map_err(|e| Failure {
+        message: format!("cannot write --plot {}: {e}", path.display()),
+        code: 1,
+    })?;
+    progress.note(format!("plot written to {}", path.display()));
+    Ok(())
+}

@@ -1,0 +1,134 @@
+//! Progress on standard error for anything that takes more than a second.
+//!
+//! A [`Task`] draws one status line (`pld: curve 5/12 … 2.3 s`) from a background thread,
+//! starting only after [`DELAY`], so quick commands print nothing. Nothing is drawn when
+//! standard error is not a terminal or with `--quiet`; `--verbose` adds settings and timings
+//! (as plain lines, also when standard error is redirected).
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long a task runs before its status line appears.
+const DELAY: Duration = Duration::from_secs(1);
+/// How often the status line is redrawn.
+const REFRESH: Duration = Duration::from_millis(100);
+
+/// What to report on standard error.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Draw status lines (standard error is a terminal and not `--quiet`).
+    live: bool,
+    /// Print settings and timings (`--verbose`).
+    verbose: bool,
+}
+
+impl Progress {
+    /// From the global flags and whether standard error is a terminal.
+    pub fn new(quiet: bool, verbose: bool) -> Progress {
+        Progress {
+            live: !quiet && std::io::stderr().is_terminal(),
+            verbose,
+        }
+    }
+
+    /// A line for `--verbose`.
+    pub fn note(&self, text: impl AsRef<str>) {
+        if self.verbose {
+            eprintln!("pld: {}", text.as_ref());
+        }
+    }
+
+    /// Start a task of `total` steps (0: a single computation of unknown length).
+    pub fn task(&self, label: impl Into<String>, total: usize) -> Task {
+        let label = label.into();
+        let state = Arc::new(State {
+            done: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+        });
+        let drawer = self.live.then(|| {
+            let state = Arc::clone(&state);
+            let label = label.clone();
+            std::thread::spawn(move || draw(&label, total, &state))
+        });
+        Task {
+            label,
+            start: Instant::now(),
+            state,
+            drawer,
+            progress: *self,
+        }
+    }
+}
+
+struct State {
+    done: AtomicUsize,
+    stop: AtomicBool,
+}
+
+/// A running task; dropping it clears its status line.
+pub struct Task {
+    label: String,
+    start: Instant,
+    state: Arc<State>,
+    drawer: Option<JoinHandle<()>>,
+    progress: Progress,
+}
+
+impl Task {
+    /// One more step done.
+    pub fn advance(&self) {
+        self.state.done.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        self.state.stop.store(true, Ordering::Relaxed);
+        if let Some(drawer) = self.drawer.take() {
+            drawer.thread().unpark();
+            // The drawer never panics; if it did, there is nothing left to clean up.
+            let _ = drawer.join();
+        }
+        self.progress.note(format!(
+            "{} took {:.3} s",
+            self.label,
+            self.start.elapsed().as_secs_f64()
+        ));
+    }
+}
+
+/// Redraw the status line until the task stops; clear it if it was drawn.
+fn draw(label: &str, total: usize, state: &State) {
+    let start = Instant::now();
+    let mut drawn = false;
+    while !state.stop.load(Ordering::Relaxed) {
+        // Woken early when the task stops.
+        std::thread::park_timeout(REFRESH);
+        let elapsed = start.elapsed();
+        if elapsed < DELAY || state.stop.load(Ordering::Relaxed) {
+            continue;
+        }
+        let count = if total > 0 {
+            format!(" {}/{total}", state.done.load(Ordering::Relaxed).min(total))
+        } else {
+            String::new()
+        };
+        let mut stderr = std::io::stderr().lock();
+        // Progress is best effort: a failed write to the terminal is not an error.
+        let _ = write!(
+            stderr,
+            "\r\x1b[2Kpld: {label}{count} … {:.1} s",
+            elapsed.as_secs_f64()
+        );
+        let _ = stderr.flush();
+        drawn = true;
+    }
+    if drawn {
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(stderr, "\r\x1b[2K");
+        let _ = stderr.flush();
+    }
+}

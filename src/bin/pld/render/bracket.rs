@@ -1,0 +1,161 @@
+//! `pld epsilon` and `pld delta`: one guaranteed bracket, and the rows `pld curve` repeats.
+
+use super::number::{input, raw, short, value};
+use super::text_table::{Align, Column, TextTable};
+use super::{csv, markdown, Report};
+use pld_accountant::{Bracket, DeltaAnswer, EpsilonAnswer, Settings};
+
+/// Who reads the cells: people (rounded, with units) or programs (full precision).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    People,
+    Machines,
+}
+
+impl Report for EpsilonAnswer {
+    fn table(&self) -> String {
+        bracket_text(
+            format!("epsilon for delta = {}", input(self.delta)),
+            self.epsilon,
+            &self.settings,
+        )
+    }
+
+    fn csv(&self) -> String {
+        csv::csv(&epsilon_rows(std::slice::from_ref(self), Reader::Machines))
+    }
+
+    fn markdown(&self) -> String {
+        markdown::table(&epsilon_rows(std::slice::from_ref(self), Reader::People))
+    }
+}
+
+impl Report for DeltaAnswer {
+    fn table(&self) -> String {
+        bracket_text(
+            format!("delta for epsilon = {}", input(self.epsilon)),
+            self.delta,
+            &self.settings,
+        )
+    }
+
+    fn csv(&self) -> String {
+        csv::csv(&delta_rows(std::slice::from_ref(self), Reader::Machines))
+    }
+
+    fn markdown(&self) -> String {
+        markdown::table(&delta_rows(std::slice::from_ref(self), Reader::People))
+    }
+}
+
+/// One row per ε answer.
+pub fn epsilon_rows(answers: &[EpsilonAnswer], reader: Reader) -> TextTable {
+    bracket_rows(
+        ["δ", "ε upper bound", "ε lower bound"],
+        ["delta", "epsilon_upper", "epsilon_lower"],
+        answers.iter().map(|a| (a.delta, a.epsilon, &a.settings)),
+        reader,
+    )
+}
+
+/// One row per δ answer.
+pub fn delta_rows(answers: &[DeltaAnswer], reader: Reader) -> TextTable {
+    bracket_rows(
+        ["ε", "δ upper bound", "δ lower bound"],
+        ["epsilon", "delta_upper", "delta_lower"],
+        answers.iter().map(|a| (a.epsilon, a.delta, &a.settings)),
+        reader,
+    )
+}
+
+fn bracket_rows<'a>(
+    people: [&str; 3],
+    machines: [&str; 3],
+    answers: impl Iterator<Item = (f64, Bracket, &'a Settings)>,
+    reader: Reader,
+) -> TextTable {
+    let mut table = match reader {
+        Reader::People => TextTable::new(vec![
+            Column::new(people[0], Align::Right),
+            Column::new(people[1], Align::Right),
+            Column::new(people[2], Align::Right),
+            Column::new("width", Align::Right),
+            Column::new("method", Align::Left),
+        ]),
+        Reader::Machines => TextTable::new(
+            machines
+                .iter()
+                .chain(&[
+                    "method",
+                    "grid_step",
+                    "bracket_width",
+                    "target_width",
+                    "tolerance_met",
+                    "worse_direction",
+                ])
+                .map(|h| Column::new(h, Align::Left))
+                .collect(),
+        ),
+    };
+    for (asked, bracket, settings) in answers {
+        table.push(match reader {
+            Reader::People => vec![
+                input(asked),
+                value(bracket.upper),
+                value(bracket.lower),
+                short(settings.bracket_width),
+                method(settings),
+            ],
+            Reader::Machines => vec![
+                raw(asked),
+                raw(bracket.upper),
+                raw(bracket.lower),
+                settings.method.to_string(),
+                settings.grid_step.map(raw).unwrap_or_default(),
+                raw(settings.bracket_width),
+                raw(settings.target_width),
+                settings.tolerance_met.to_string(),
+                settings.worse_direction.to_string(),
+            ],
+        });
+    }
+    table
+}
+
+/// How the bracket was computed, in a few words.
+pub fn method(s: &Settings) -> String {
+    match s.grid_step {
+        Some(h) => format!("PLD, grid step {h:.3e}"),
+        None => "exact Gaussian (closed form)".to_string(),
+    }
+}
+
+fn bracket_text(title: String, bracket: Bracket, settings_used: &Settings) -> String {
+    format!(
+        "{title}\n  upper bound (publish this)  {}\n  lower bound                 {}\n{}",
+        value(bracket.upper),
+        value(bracket.lower),
+        settings(settings_used),
+    )
+}
+
+fn settings(s: &Settings) -> String {
+    let method = match s.grid_step {
+        Some(h) => format!(
+            "PLD (grid step {h:.3e} nats, {} refinements)",
+            s.refinements
+        ),
+        None => "exact Gaussian (closed form)".to_string(),
+    };
+    let met = if s.tolerance_met {
+        "met"
+    } else {
+        "NOT met: the bracket is wider than asked"
+    };
+    format!(
+        "  method                      {method}\n  bracket width               {} (target {}, {met})\n  worse direction             {}",
+        short(s.bracket_width),
+        short(s.target_width),
+        s.worse_direction,
+    )
+}
