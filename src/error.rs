@@ -75,6 +75,19 @@ pub enum Error {
         /// E.g. different grid steps or different bounds.
         reason: String,
     },
+    /// No value of a calibrated parameter meets the privacy target (see
+    /// [`crate::calibration`]): the target is out of reach within the searched range.
+    #[error("cannot calibrate {field} for ε ≤ {epsilon} at δ = {delta}: {reason}")]
+    Infeasible {
+        /// The calibrated field, e.g. `events[0].sigma`.
+        field: String,
+        /// The target ε.
+        epsilon: f64,
+        /// The δ of the target.
+        delta: f64,
+        /// Why no value can meet it, with the accountant's numbers.
+        reason: String,
+    },
     /// The requested grid would be larger than the accountant allows.
     #[error("grid too large: {points} points needed (limit {limit}); {hint}")]
     GridTooLarge {

@@ -5,6 +5,7 @@ pub mod accountant;
 pub mod analytic;
 pub mod analytic_gaussian;
 pub mod bound;
+pub mod calibration;
 pub mod comparison;
 pub mod composition;
 pub mod connect_the_dots;
@@ -28,6 +29,7 @@ pub use accountant::{
     Accountant, AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance,
 };
 pub use bound::{Bound, Bracket};
+pub use calibration::{calibrate, Calibration, CalibrationProblem, CalibrationProgress};
 pub use comparison::{compare, Comparison, Kind, MethodRow};
 pub use error::{Error, Result};
 pub use grid_pmf::GridPmf;

@@ -289,6 +289,16 @@ fn reject_unknown_keys(object: &Map<String, Value>, path: &str, allowed: &[&str]
     Ok(())
 }
 
+/// Validate one event of a specification as its `index`-th event (errors name
+/// `events[index].…`), exactly as [`CompositionSpec::from_json_value`] does.
+pub(crate) fn event_from_json(
+    value: &Value,
+    index: usize,
+    neighbouring: Neighbouring,
+) -> Result<Event> {
+    parse_event(value, &format!("events[{index}]"), neighbouring)
+}
+
 fn parse_event(value: &Value, path: &str, neighbouring: Neighbouring) -> Result<Event> {
     let object = value.as_object().ok_or_else(|| Error::MalformedSpec {
         message: format!("{path} must be a JSON object, got {value}"),
