@@ -191,7 +191,8 @@ impl CompositionSpec {
         })?;
         reject_unknown_keys(object, "", &["neighbouring", "events"])?;
         let neighbouring = match object.get("neighbouring") {
-            None | Some(Value::Null) => Neighbouring::AddRemove,
+            None => Neighbouring::AddRemove,
+            Some(Value::Null) => return Err(null_default("neighbouring", "\"add_remove\"")),
             Some(Value::String(s)) if s == "add_remove" => Neighbouring::AddRemove,
             Some(Value::String(s)) if s == "replace" => Neighbouring::Replace,
             Some(other) => {
@@ -437,7 +438,8 @@ fn positive(
 ) -> Result<f64> {
     let name = format!("{path}.{key}");
     match (object.get(key), default) {
-        (None, Some(d)) | (Some(Value::Null), Some(d)) => Ok(d),
+        (None, Some(d)) => Ok(d),
+        (Some(Value::Null), Some(d)) => Err(null_default(&name, d)),
         (None, None) | (Some(Value::Null), None) => Err(Error::MissingParameter {
             name,
             hint: format!("give {key} as a number > 0"),
@@ -571,7 +573,8 @@ fn whole(
     let name = format!("{path}.{key}");
     let requirement = format!("a whole number ≥ {min}");
     match object.get(key) {
-        None | Some(Value::Null) => Ok(default),
+        None => Ok(default),
+        Some(Value::Null) => Err(null_default(&name, default)),
         Some(Value::Number(n)) => {
             let value = n.as_u64().or_else(|| {
                 let x = n.as_f64()?;
@@ -617,11 +620,26 @@ fn in_range(
     }
 }
 
+/// A `null` where the key has a default: refused rather than read as the default, since a
+/// `null` marks the field `pld calibrate` solves for (a calibration file given to another
+/// command must not silently run with the default).
+fn null_default(name: &str, default: impl std::fmt::Display) -> Error {
+    Error::invalid(
+        name,
+        "null",
+        &format!(
+            "a value (leave the key out for the default, {default}; null marks the field \
+             `pld calibrate` solves for)"
+        ),
+    )
+}
+
 fn parse_count(value: Option<&Value>, path: &str) -> Result<u64> {
     let name = format!("{path}.count");
     let requirement = "a whole number ≥ 1 (at most 10^12)";
     match value {
-        None | Some(Value::Null) => Ok(1),
+        None => Ok(1),
+        Some(Value::Null) => Err(null_default(&name, 1)),
         Some(Value::Number(n)) => {
             if let Some(k) = n.as_u64() {
                 if (1..=MAX_COUNT).contains(&k) {
@@ -648,7 +666,8 @@ fn parse_sampling(
     let name = format!("{path}.sampling");
     let object =
         match value {
-            None | Some(Value::Null) => return Ok(Sampling::None),
+            None => return Ok(Sampling::None),
+            Some(Value::Null) => return Err(null_default(&name, "no sampling")),
             Some(Value::Object(o)) => o,
             Some(other) => return Err(Error::invalid(
                 name,
