@@ -91,7 +91,7 @@ impl GridPmf {
     /// Mass outside the window wraps around into it (circular convolution over a buffer of
     /// `period` ≥ window entries): mass above the window lands in it only from index
     /// `bottom + period` on, which a Chernoff bound `w` covers. For an upper PMF, `w` is taken
-    /// off the lowest losses (see [`remove_from_bottom`]) and the mass above the window goes
+    /// off the lowest losses (see `remove_from_bottom`) and the mass above the window goes
     /// to `m_∞`: `w` plus the smaller of its Chernoff bound and what the buffer holds outside
     /// the window (exact total minus the window's mass, plus round-off), so the total mass is
     /// kept up to the Chernoff slack. For a lower PMF, mass from above wraps in below its true

@@ -36,7 +36,9 @@ impl PrivacyLossDistribution {
     /// the swapped pair, binned from the same CDF evaluations.
     ///
     /// # Guarantee
-    /// Upper or lower bound on both directions, per `bound` (see [`LossBins::discretize`]).
+    /// Upper or lower bound on both directions, per `bound` (upper: connect-the-dots on
+    /// [`LossBins`]; lower: [`LumpedAtoms`], or [`LossAtoms::merged_from_mechanism`] when the PLD
+    /// has atoms).
     ///
     /// # Errors
     /// As [`LossBins::from_mechanism`].
