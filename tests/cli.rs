@@ -1475,7 +1475,210 @@ fn bad_rows() -> Vec<Bad> {
             &["events[0].scale", "0"],
         ),
         spec_for(COMPARE_STDIN, "{", &["malformed"]),
+        // --- calibrate: the specification's one null -----------------------------------------
+        calibrate_spec(
+            r#"{"events": [{"mechanism": "gaussian", "sigma": 1}]}"#,
+            &["calibration parameter", "null"],
+        ),
+        calibrate_spec(r#"{"events": []}"#, &["calibration parameter", "null"]),
+        calibrate_spec(
+            r#"{"events": [{"mechanism": "gaussian", "sigma": null, "count": null}]}"#,
+            &["events[0].sigma", "events[0].count"],
+        ),
+        calibrate_spec(
+            r#"{"events": [{"mechanism": "gaussian", "sigma": null},
+                           {"mechanism": "laplace", "scale": null}]}"#,
+            &["events[0].sigma", "events[1].scale"],
+        ),
+        calibrate_spec(
+            r#"{"events": [{"mechanism": "randomized_response", "epsilon": null}]}"#,
+            &["events[0].epsilon", "null"],
+        ),
+        calibrate_spec(
+            r#"{"events": [{"mechanism": "gaussian", "sigma": 1, "sensitivity": null}]}"#,
+            &["events[0].sensitivity", "null"],
+        ),
+        calibrate_spec(
+            r#"{"events": [{"mechanism": "laplace", "sigma": null}]}"#,
+            &["events[0].sigma", "null", "scale"],
+        ),
+        calibrate_spec(
+            r#"{"events": [{"mechanism": "eps_delta", "epsilon": 1, "delta": null}]}"#,
+            &["events[0].delta", "null"],
+        ),
+        calibrate_spec(
+            r#"{"events": [{"mechanism": "gaussian", "sigma": 1, "sampling": null}]}"#,
+            &["events[0].sampling", "null", "poisson"],
+        ),
+        calibrate_spec(
+            r#"{"neighbouring": null, "events": [{"mechanism": "gaussian", "sigma": 1}]}"#,
+            &["neighbouring", "null"],
+        ),
+        calibrate_spec(
+            r#"{"neighbouring": "replace", "events": [{"mechanism": "gaussian", "sigma": 1,
+                "sampling": {"fixed_batch": {"batch_size": null, "dataset_size": 100}}}]}"#,
+            &["events[0].sampling.fixed_batch.batch_size", "null"],
+        ),
+        // The rest of the specification is validated as usual.
+        calibrate_spec(
+            r#"{"events": [{"mechanism": "gaussian", "sigma": null, "count": 0}]}"#,
+            &["events[0].count", "0"],
+        ),
+        calibrate_spec(
+            r#"{"events": [{"mechanism": "gaussian", "sigma": null,
+                            "sampling": {"poisson": 1.5}}]}"#,
+            &["events[0].sampling.poisson", "1.5"],
+        ),
+        calibrate_spec(
+            r#"{"events": [{"mechanism": "gaussian", "sigma": null, "noise": 1}]}"#,
+            &["events[0].noise"],
+        ),
+        calibrate_spec("{", &["malformed"]),
+        calibrate_spec("null", &["malformed"]),
+        // Infeasible targets: exit code 2, naming the calibrated field and why.
+        calibrate_spec(
+            // One release already has δ = 1e-4 > 1e-5 at any ε: no count meets it.
+            r#"{"events": [{"mechanism": "eps_delta", "epsilon": 0.1, "delta": 1e-4,
+                            "count": null}]}"#,
+            &["events[0].count", "count = 1"],
+        ),
+        calibrate_spec(
+            // Laplace with scale 0.1 alone has ε = 10 > 2: no σ of the other event helps.
+            r#"{"events": [{"mechanism": "gaussian", "sigma": null,
+                            "sampling": {"poisson": 0.01}, "count": 1000},
+                           {"mechanism": "laplace", "scale": 0.1}]}"#,
+            &["events[0].sigma", "other events"],
+        ),
+        calibrate_spec(
+            r#"{"events": [{"mechanism": "laplace", "scale": 0.1},
+                           {"mechanism": "gaussian", "sigma": 1,
+                            "sampling": {"poisson": null}, "count": 1000}]}"#,
+            &["events[1].sampling.poisson", "other events"],
+        ),
+        // --- calibrate: the target and the flags ---------------------------------------------
+        calibrate_flags(&["--epsilon", "0", "--delta", "1e-5"], &["--epsilon", "0"]),
+        calibrate_flags(
+            &["--epsilon", "-1", "--delta", "1e-5"],
+            &["--epsilon", "-1"],
+        ),
+        calibrate_flags(
+            &["--epsilon", "NaN", "--delta", "1e-5"],
+            &["--epsilon", "NaN"],
+        ),
+        calibrate_flags(
+            &["--epsilon", "inf", "--delta", "1e-5"],
+            &["--epsilon", "inf"],
+        ),
+        calibrate_flags(&["--epsilon", "2", "--delta", "0"], &["--delta", "0"]),
+        calibrate_flags(&["--epsilon", "2", "--delta", "1"], &["--delta", "1"]),
+        calibrate_flags(&["--epsilon", "2", "--delta", "-0.5"], &["--delta", "-0.5"]),
+        calibrate_flags(&["--epsilon", "2", "--delta", "NaN"], &["--delta", "NaN"]),
+        calibrate_flags(&["--delta", "1e-5"], &["--epsilon"]),
+        calibrate_flags(&["--epsilon", "2"], &["--delta"]),
+        calibrate_flags(&["--epsilon", "x", "--delta", "1e-5"], &["--epsilon", "x"]),
+        calibrate_flags(
+            &["--epsilon", "2", "--delta", "1e-5", "--format", "xml"],
+            &["--format", "xml"],
+        ),
+        calibrate_flags(
+            &["--epsilon", "2", "--delta", "1e-5", "--tolerance", "-1"],
+            &["tolerance", "-1"],
+        ),
+        calibrate_flags(
+            &["--epsilon", "2", "--delta", "1e-5", "--grid-step", "2"],
+            &["grid_step", "2"],
+        ),
+        flags(
+            &["calibrate", "--epsilon", "2", "--delta", "1e-5"],
+            &["--spec"],
+        ),
+        flags(
+            &[
+                "calibrate",
+                "--spec",
+                "tests/cli_fixtures/no_such_file.json",
+                "--epsilon",
+                "2",
+                "--delta",
+                "1e-5",
+            ],
+            &["no_such_file.json"],
+        ),
+        flags(
+            &[
+                "calibrate",
+                "--preset",
+                "mnist-dp-sgd",
+                "--epsilon",
+                "2",
+                "--delta",
+                "1e-5",
+            ],
+            &["--preset", "pld presets"],
+        ),
+        flags(
+            &[
+                "calibrate",
+                "--spec",
+                "tests/cli_fixtures/calibrate_sigma.json",
+                "--sigma",
+                "1",
+                "--epsilon",
+                "2",
+                "--delta",
+                "1e-5",
+            ],
+            &["--sigma"],
+        ),
+        // A null is for calibrate only: the other commands refuse it (naming the field).
+        spec(
+            r#"{"events": [{"mechanism": "gaussian", "sigma": null}]}"#,
+            &["events[0].sigma"],
+        ),
+        // ... also where the key has a default (a calibration file must not run with it).
+        spec(
+            r#"{"events": [{"mechanism": "gaussian", "sigma": 1, "count": null}]}"#,
+            &["events[0].count", "null", "calibrate"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "gaussian", "sigma": 1, "sensitivity": null}]}"#,
+            &["events[0].sensitivity", "null"],
+        ),
+        spec(
+            r#"{"events": [{"mechanism": "gaussian", "sigma": 1, "sampling": null}]}"#,
+            &["events[0].sampling", "null"],
+        ),
+        spec(
+            r#"{"neighbouring": null, "events": [{"mechanism": "gaussian", "sigma": 1}]}"#,
+            &["neighbouring", "null"],
+        ),
     ]
+}
+
+const CALIBRATE_STDIN: &[&str] = &[
+    "calibrate",
+    "--spec",
+    "-",
+    "--epsilon",
+    "2",
+    "--delta",
+    "1e-5",
+];
+
+const fn calibrate_spec(json: &'static str, expect: &'static [&'static str]) -> Bad {
+    spec_for(CALIBRATE_STDIN, json, expect)
+}
+
+/// `pld calibrate` of a valid specification (σ to calibrate) with these flags.
+fn calibrate_flags(flags: &'static [&'static str], expect: &'static [&'static str]) -> Bad {
+    let mut args = vec!["calibrate", "--spec", "-"];
+    args.extend(flags);
+    Bad {
+        args: Vec::leak(args),
+        stdin: Some(r#"{"events": [{"mechanism": "gaussian", "sigma": null}]}"#),
+        expect,
+        usage: false,
+    }
 }
 
 /// Run one bad row; return a description of what is wrong with the CLI's answer, if anything.
@@ -1556,7 +1759,14 @@ fn bad_input_is_exit_code_2_with_one_line_naming_field_and_value() {
 
 #[test]
 fn help_of_each_subcommand_has_an_example() {
-    for command in ["epsilon", "delta", "compare", "curve", "presets"] {
+    for command in [
+        "epsilon",
+        "delta",
+        "compare",
+        "curve",
+        "calibrate",
+        "presets",
+    ] {
         pld()
             .args([command, "--help"])
             .assert()
@@ -1568,6 +1778,7 @@ fn help_of_each_subcommand_has_an_example() {
             .and(predicate::str::contains("delta"))
             .and(predicate::str::contains("compare"))
             .and(predicate::str::contains("curve"))
+            .and(predicate::str::contains("calibrate"))
             .and(predicate::str::contains("presets")),
     );
 }
@@ -2277,6 +2488,307 @@ fn verbose_reports_on_stderr_and_quiet_is_silent() {
     );
 }
 
+// --- calibrate ---------------------------------------------------------------------------------
+
+/// The target of the calibration tests: ε ≤ 2 at δ = 1e-5.
+const CALIBRATE_TARGET: [&str; 4] = ["--epsilon", "2", "--delta", "1e-5"];
+
+/// `pld calibrate` of a fixture for [`CALIBRATE_TARGET`] in `format`.
+fn calibrate_output(fixture_name: &str, format: &str) -> String {
+    let spec = fixture(fixture_name);
+    let mut args = vec!["calibrate", "--spec", spec.as_str()];
+    args.extend(CALIBRATE_TARGET);
+    args.extend(["--format", format]);
+    run_ok(&args, None)
+}
+
+fn calibrate_json(fixture_name: &str) -> Value {
+    let stdout = calibrate_output(fixture_name, "json");
+    serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("calibrate {fixture_name} did not print JSON ({e}):\n{stdout}"))
+}
+
+/// Check INTERFACE.md's keys and what a calibration promises (the value meets the target, the
+/// failing value misses it); return (value, failing value).
+fn check_calibration(json: &Value, parameter: &str, location: &str) -> (f64, Option<f64>) {
+    let object = json.as_object().expect("top level is an object");
+    for key in [
+        "parameter",
+        "value",
+        "epsilon",
+        "delta",
+        "location",
+        "target_epsilon",
+        "failing_value",
+        "failing_epsilon",
+        "search_range",
+        "evaluations",
+        "settings",
+        "seconds",
+        "source",
+    ] {
+        assert!(object.contains_key(key), "missing key {key:?} in {json}");
+    }
+    assert_eq!(json["parameter"], parameter, "{json}");
+    assert_eq!(json["location"], location, "{json}");
+    let (delta, upper, _) = bracket(json, "delta", "epsilon");
+    assert_eq!(delta, 1e-5, "delta is not echoed: {json}");
+    assert_eq!(number(&json["target_epsilon"], "target_epsilon"), 2.0);
+    assert!(upper <= 2.0, "the value found misses the target: {json}");
+    let value = number(&json["value"], "value");
+    let failing = json["failing_value"].as_f64();
+    if failing.is_some() {
+        let missed = number(&json["failing_epsilon"]["upper"], "failing_epsilon.upper");
+        assert!(missed > 2.0, "the failing value meets the target: {json}");
+    } else {
+        assert!(json["failing_value"].is_null(), "{json}");
+    }
+    let evaluations = json["evaluations"]
+        .as_u64()
+        .expect("evaluations is an integer");
+    assert!(
+        (2..=100).contains(&evaluations),
+        "{evaluations} evaluations: {json}"
+    );
+    (value, failing)
+}
+
+/// `pld epsilon`'s upper bound at δ = 1e-5 for a calibration fixture with its `null` replaced
+/// by `value` (an independent check of the calibration).
+fn epsilon_upper_with(fixture_name: &str, value: f64) -> f64 {
+    let text = std::fs::read_to_string(fixture(fixture_name)).expect("fixture");
+    assert_eq!(text.matches("null").count(), 1, "{fixture_name}: one null");
+    // `{}` of an f64 is the shortest text that reads back to the same number.
+    let spec = text.replace("null", &value.to_string());
+    let json = run_json(
+        &[
+            "epsilon", "--spec", "-", "--delta", "1e-5", "--format", "json",
+        ],
+        Some(&spec),
+    );
+    epsilon_bracket(&json, 1e-5).0
+}
+
+/// The acceptance case: DP-SGD with sensitivity 1, Poisson q = 0.01, 1000 steps, σ unknown,
+/// for ε ≤ 2 at δ = 1e-5. The σ found meets the target when `pld epsilon` checks it; 1% less
+/// noise does not.
+#[test]
+fn calibrate_dp_sgd_sigma_meets_the_target_and_one_percent_less_noise_misses() {
+    let json = calibrate_json("calibrate_sigma.json");
+    let (sigma, failing) = check_calibration(&json, "sigma", "events[0].sigma");
+    // σ = 1 gives ε = 1.828 (DP_SGD_EPSILON), so a little less noise is allowed.
+    assert!((0.9..1.0).contains(&sigma), "σ = {sigma}");
+    let failing = failing.expect("a failing σ below the one found");
+    assert!(
+        failing < sigma && sigma - failing <= 1.01e-4 * sigma,
+        "failing σ {failing} is not within 1e-4 below σ = {sigma}"
+    );
+
+    let at_sigma = epsilon_upper_with("calibrate_sigma.json", sigma);
+    assert!(
+        at_sigma <= 2.0,
+        "pld epsilon at σ = {sigma}: upper {at_sigma} > 2"
+    );
+    // The same accountant and options as the calibration's verification: the same bracket.
+    assert_close(
+        at_sigma,
+        number(&json["epsilon"]["upper"], "epsilon.upper"),
+        1e-9,
+        "pld epsilon's upper bound at the calibrated σ",
+    );
+    let less_noise = epsilon_upper_with("calibrate_sigma.json", 0.99 * sigma);
+    assert!(
+        less_noise > 2.0,
+        "pld epsilon at 0.99·σ = {}: upper {less_noise} ≤ 2, so σ = {sigma} is not the best",
+        0.99 * sigma
+    );
+
+    // The DP-SGD flags of `pld epsilon` agree.
+    let flags = run_json(
+        &[
+            "epsilon",
+            "--sigma",
+            &sigma.to_string(),
+            "--sampling-rate",
+            "0.01",
+            "--steps",
+            "1000",
+            "--delta",
+            "1e-5",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert!(epsilon_bracket(&flags, 1e-5).0 <= 2.0, "{flags}");
+}
+
+#[test]
+fn calibrate_count_is_a_whole_number_and_one_more_step_misses() {
+    let json = calibrate_json("calibrate_count.json");
+    let (count, failing) = check_calibration(&json, "count", "events[0].count");
+    assert!(
+        json["value"].is_u64(),
+        "count is not a JSON integer: {json}"
+    );
+    assert!(json["failing_value"].is_u64(), "{json}");
+    assert_eq!(failing, Some(count + 1.0), "{json}");
+    // σ = 1, q = 0.01: 1000 steps give ε = 1.828 < 2.
+    assert!(count > 1000.0, "count = {count}");
+    assert!(epsilon_upper_with("calibrate_count.json", count) <= 2.0);
+    assert!(epsilon_upper_with("calibrate_count.json", count + 1.0) > 2.0);
+
+    // When the end of the searched range meets the target, there is no failing value.
+    let json = run_json(
+        &[
+            "calibrate",
+            "--spec",
+            "-",
+            "--epsilon",
+            "2",
+            "--delta",
+            "1e-5",
+            "--format",
+            "json",
+        ],
+        Some(r#"{"events": [{"mechanism": "gaussian", "sigma": 1e9, "count": null}]}"#),
+    );
+    let (count, failing) = check_calibration(&json, "count", "events[0].count");
+    assert_eq!(json["value"].as_u64(), Some(1_000_000_000_000), "{json}");
+    assert_eq!((count, failing), (1e12, None));
+    assert!(json["failing_epsilon"].is_null(), "{json}");
+}
+
+#[test]
+fn calibrate_poisson_rate_is_the_largest_that_meets() {
+    let json = calibrate_json("calibrate_rate.json");
+    let (rate, failing) = check_calibration(&json, "poisson", "events[0].sampling.poisson");
+    // σ = 1, q = 0.01, 1000 steps: ε = 1.828 < 2, so a slightly larger rate is allowed.
+    assert!((0.01..0.02).contains(&rate), "q = {rate}");
+    let failing = failing.expect("a failing rate above the one found");
+    assert!(
+        failing > rate && failing - rate <= 1.01e-4 * rate,
+        "failing q {failing} is not within 1e-4 above q = {rate}"
+    );
+    assert!(epsilon_upper_with("calibrate_rate.json", rate) <= 2.0);
+    assert!(epsilon_upper_with("calibrate_rate.json", 1.01 * rate) > 2.0);
+}
+
+#[test]
+fn calibrate_table_csv_and_markdown() {
+    let table = calibrate_output("calibrate_sigma.json", "table");
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(
+        lines[0], "calibration of events[0].sigma for epsilon <= 2 at delta = 1e-5",
+        "{table}"
+    );
+    for label in [
+        "sigma (use this)",
+        "epsilon upper bound",
+        "epsilon lower bound",
+        "nearest failing sigma",
+        "delta",
+        "method",
+        "search",
+    ] {
+        assert!(
+            lines.iter().any(|l| l.trim_start().starts_with(label)),
+            "no {label:?} line:\n{table}"
+        );
+    }
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{table}");
+    // The σ printed (rounded up) is safe to use as printed.
+    let shown: f64 = lines[1]
+        .split_whitespace()
+        .nth(3)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no σ in {:?}", lines[1]));
+    let json = calibrate_json("calibrate_sigma.json");
+    let sigma = number(&json["value"], "value");
+    assert!(
+        shown >= sigma && shown <= sigma * (1.0 + 1e-5),
+        "printed σ {shown}, calibrated {sigma}"
+    );
+    assert!(epsilon_upper_with("calibrate_sigma.json", shown) <= 2.0);
+
+    let csv = calibrate_output("calibrate_count.json", "csv");
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert_eq!(
+        rows[0][..7],
+        [
+            "parameter",
+            "location",
+            "value",
+            "target_epsilon",
+            "delta",
+            "epsilon_upper",
+            "epsilon_lower"
+        ]
+    );
+    assert_eq!(rows[0].len(), rows[1].len(), "{csv}");
+    let field = |name: &str| rows[1][rows[0].iter().position(|h| *h == name).unwrap()];
+    assert_eq!(field("parameter"), "count");
+    assert_eq!(field("location"), "events[0].count");
+    let count: u64 = field("value").parse().expect("a whole count");
+    assert_eq!(field("failing_value").parse::<u64>(), Ok(count + 1));
+    assert!(field("epsilon_upper").parse::<f64>().unwrap() <= 2.0);
+    assert!(field("failing_epsilon_upper").parse::<f64>().unwrap() > 2.0);
+    assert_eq!(field("delta").parse::<f64>(), Ok(1e-5));
+
+    let markdown = calibrate_output("calibrate_rate.json", "markdown");
+    assert!(
+        markdown.starts_with("**calibration of events[0].sampling.poisson"),
+        "{markdown}"
+    );
+    let table_lines: Vec<&str> = markdown.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(table_lines.len(), 3, "header, rule, one row:\n{markdown}");
+    assert!(
+        table_lines[2].starts_with("| `events[0].sampling.poisson` |"),
+        "{markdown}"
+    );
+}
+
+#[test]
+fn calibrate_verbose_prints_every_evaluation_and_quiet_nothing() {
+    let spec = fixture("calibrate_sigma.json");
+    let mut args = vec!["calibrate", "--spec", spec.as_str()];
+    args.extend(CALIBRATE_TARGET);
+    args.extend(["--format", "json", "--verbose"]);
+    let output = pld().args(&args).output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let json: Value = serde_json::from_slice(&output.stdout).expect("JSON on stdout");
+    let evaluations: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("pld: evaluation "))
+        .collect();
+    assert_eq!(
+        evaluations.len() as u64,
+        json["evaluations"].as_u64().unwrap(),
+        "one line per accountant call:\n{stderr}"
+    );
+    assert!(evaluations.iter().all(|l| l.contains("sigma = ")
+        && l.contains("ε upper bound")
+        && (l.ends_with(", meets") || l.ends_with(", misses"))));
+    assert!(
+        evaluations.iter().any(|l| l.ends_with(", misses")),
+        "{stderr}"
+    );
+    assert!(
+        evaluations.last().unwrap().contains("(verification)")
+            && evaluations.last().unwrap().ends_with(", meets"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("pld: input: specification"), "{stderr}");
+    assert!(stderr.contains("took"), "no timing: {stderr}");
+
+    // Not a terminal, or --quiet: nothing on stderr (run_ok checks).
+    let mut args = vec!["calibrate", "--spec", spec.as_str(), "--quiet"];
+    args.extend(CALIBRATE_TARGET);
+    run_ok(&args, None);
+}
+
 // --- the README ----------------------------------------------------------------------------------
 
 /// The README's main job is `compare` on a preset, and the table it shows is what that command
@@ -2301,6 +2813,47 @@ fn readme_shows_the_main_job_output() {
         .and_then(|rest| rest.split("```").next())
         .expect("the main job's output in the README");
     let actual = run_ok(&["compare", "--preset", "mnist-dp-sgd"], None);
+    assert_shows(shown, &actual);
+}
+
+/// The README's calibration example: the specification it writes, calibrated, prints what the
+/// README shows.
+#[test]
+fn readme_shows_the_calibrate_output() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let section = readme
+        .split("## Calibrate")
+        .nth(1)
+        .expect("a Calibrate section");
+    let spec = section
+        .split("cat > dp_sgd_sigma.json <<'JSON'\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\nJSON\n").next())
+        .expect("the specification the README writes");
+    let shown = section
+        .split("$ pld calibrate --spec dp_sgd_sigma.json --epsilon 2 --delta 1e-5\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the calibration's output in the README");
+    let actual = run_ok(
+        &[
+            "calibrate",
+            "--spec",
+            "-",
+            "--epsilon",
+            "2",
+            "--delta",
+            "1e-5",
+        ],
+        Some(spec),
+    );
+    assert_shows(shown, &actual);
+}
+
+/// `shown` (a README block) is what `actual` prints: timings masked, numbers to 1e-6 relative
+/// (the FFT's last digits may differ between machines).
+fn assert_shows(shown: &str, actual: &str) {
     let (shown, actual) = (mask_times(shown.trim_end()), mask_times(actual.trim_end()));
     let (shown, actual): (Vec<&str>, Vec<&str>) =
         (shown.lines().collect(), actual.lines().collect());

@@ -2,14 +2,16 @@
 //! write the plot, and return the text for standard output.
 
 use crate::args::{
-    AccuracyArgs, Command, CompareArgs, CurveArgs, DeltaArgs, EpsilonArgs, PresetsArgs,
+    AccuracyArgs, CalibrateArgs, Command, CompareArgs, CurveArgs, DeltaArgs, EpsilonArgs,
+    PresetsArgs,
 };
+use crate::calibrate::{self, CalibrationReport};
 use crate::compare::{self, CompareReport};
 use crate::curve::{self, CurveReport, Query};
-use crate::input::Input;
+use crate::input::{Input, SpecText};
 use crate::progress::Progress;
 use crate::render::{self, number, PresetList};
-use pld_accountant::{presets, Accountant, AccountantOptions, Error};
+use pld_accountant::{presets, Accountant, AccountantOptions, CalibrationProblem, Error};
 use std::path::{Path, PathBuf};
 
 /// A failed command: the one-line message and the exit code.
@@ -28,10 +30,12 @@ impl From<Error> for Failure {
     }
 }
 
-/// 2 for anything the user can fix in the input; 1 for limits of the computation.
+/// 2 for anything the user can fix in the input (an infeasible calibration target
+/// included); 1 for limits of the computation.
 fn exit_code(error: &Error) -> u8 {
     match error {
         Error::GridTooLarge { .. } | Error::IncompatibleDistributions { .. } => 1,
+        Error::Infeasible { .. } => 2,
         _ => 2,
     }
 }
@@ -43,6 +47,7 @@ pub fn run(command: Command, progress: &Progress) -> Result<String, Failure> {
         Command::Delta(a) => delta(a, progress),
         Command::Compare(a) => compare(a, progress),
         Command::Curve(a) => curve(a, progress),
+        Command::Calibrate(a) => calibrate(a, progress),
         Command::Presets(a) => presets(a),
     }
 }
@@ -109,6 +114,33 @@ fn curve(a: CurveArgs, progress: &Progress) -> Result<String, Failure> {
         let title = format!("privacy curve: {}", input.source);
         write_plot(&path, &report.plot(&title).svg(), progress)?;
     }
+    Ok(render::render(&report, a.output.format))
+}
+
+fn calibrate(a: CalibrateArgs, progress: &Progress) -> Result<String, Failure> {
+    // The parser accepts `--preset` (hidden) only for this hint; `--spec` is required otherwise.
+    let Some(path) = a.spec.as_deref().filter(|_| a.preset.is_none()) else {
+        return Err(Error::Incompatible {
+            field: "--preset".into(),
+            reason: "calibrate reads a specification with the field to calibrate written \
+                     null: `pld presets NAME > spec.json`, write one field as null, then \
+                     --spec spec.json"
+                .into(),
+        }
+        .into());
+    };
+    calibrate::validate_target(a.epsilon, a.delta)?;
+    let SpecText { text, source } = SpecText::read(path)?;
+    progress.note(format!("input: {source}"));
+    let problem = CalibrationProblem::from_json_str(&text)?;
+    progress.note(format!(
+        "calibrating {} for ε ≤ {} at δ = {}",
+        problem.location(),
+        number::input(a.epsilon),
+        number::input(a.delta)
+    ));
+    let options = options(&a.accuracy, Target::Epsilon, progress);
+    let report = CalibrationReport::new(&problem, (a.epsilon, a.delta), options, source, progress)?;
     Ok(render::render(&report, a.output.format))
 }
 

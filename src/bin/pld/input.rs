@@ -1,5 +1,6 @@
 //! Where the composition comes from: a specification file (or standard input), a built-in
-//! preset, or the DP-SGD flags. Exactly one of the three.
+//! preset, or the DP-SGD flags. Exactly one of the three. (`pld calibrate` reads only a
+//! file, with [`SpecText`].)
 
 use crate::args::SpecArgs;
 use crate::dp_sgd_flags::DpSgd;
@@ -106,22 +107,7 @@ impl Input {
             });
         }
         if let Some(path) = &args.spec {
-            let (text, source) = if path == "-" {
-                let mut text = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut text)
-                    .map_err(|e| Error::Io {
-                        path: "standard input".into(),
-                        message: e.to_string(),
-                    })?;
-                (text, "specification from standard input".to_string())
-            } else {
-                let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-                    path: path.clone(),
-                    message: e.to_string(),
-                })?;
-                (text, format!("specification {path}"))
-            };
+            let SpecText { text, source } = SpecText::read(path)?;
             return Ok(Input {
                 spec: CompositionSpec::from_json_str(&text)?,
                 source,
@@ -145,6 +131,46 @@ impl Input {
                 name: "--delta".into(),
                 hint: "give the target δ, e.g. --delta 1e-5 (only presets carry a default)".into(),
             })
+    }
+}
+
+/// The text of a specification file (`-`: standard input), not yet parsed.
+#[derive(Debug, Clone)]
+pub struct SpecText {
+    /// The JSON text.
+    pub text: String,
+    /// A few words naming the source, e.g. `specification training.json`.
+    pub source: String,
+}
+
+impl SpecText {
+    /// Read the file `path`, or standard input for `-`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the file (or standard input).
+    pub fn read(path: &str) -> Result<SpecText, Error> {
+        if path == "-" {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| Error::Io {
+                    path: "standard input".into(),
+                    message: e.to_string(),
+                })?;
+            Ok(SpecText {
+                text,
+                source: "specification from standard input".into(),
+            })
+        } else {
+            let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+                path: path.into(),
+                message: e.to_string(),
+            })?;
+            Ok(SpecText {
+                text,
+                source: format!("specification {path}"),
+            })
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 //! or Markdown. Exit codes: 0 success, 2 invalid input or usage, 1 anything else.
 
 mod args;
+mod calibrate;
 mod commands;
 mod compare;
 mod curve;

@@ -1,13 +1,14 @@
 //! Progress on standard error for anything that takes more than a second.
 //!
-//! A [`Task`] draws one status line (`pld: curve 5/12 … 2.3 s`) from a background thread,
+//! A [`Task`] draws one status line (`pld: curve 5/12 … 2.3 s`, or with a status text
+//! `pld: calibration: evaluation 7, sigma = 0.92 … 1.4 s`) from a background thread,
 //! starting only after [`DELAY`], so quick commands print nothing. Nothing is drawn when
 //! standard error is not a terminal or with `--quiet`; `--verbose` adds settings and timings
 //! (as plain lines, also when standard error is redirected).
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -34,10 +35,11 @@ impl Progress {
         }
     }
 
-    /// A line for `--verbose`.
+    /// A line for `--verbose` (clearing a status line that may be drawn).
     pub fn note(&self, text: impl AsRef<str>) {
         if self.verbose {
-            eprintln!("pld: {}", text.as_ref());
+            let clear = if self.live { "\r\x1b[2K" } else { "" };
+            eprintln!("{clear}pld: {}", text.as_ref());
         }
     }
 
@@ -47,6 +49,7 @@ impl Progress {
         let state = Arc::new(State {
             done: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
+            status: Mutex::new(String::new()),
         });
         let drawer = self.live.then(|| {
             let state = Arc::clone(&state);
@@ -66,6 +69,8 @@ impl Progress {
 struct State {
     done: AtomicUsize,
     stop: AtomicBool,
+    /// Shown after the label (empty: nothing).
+    status: Mutex<String>,
 }
 
 /// A running task; dropping it clears its status line.
@@ -81,6 +86,15 @@ impl Task {
     /// One more step done.
     pub fn advance(&self) {
         self.state.done.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// What the task is doing now, shown after its label (e.g. the value being tried).
+    pub fn status(&self, text: impl Into<String>) {
+        if self.drawer.is_some() {
+            // A poisoned lock only means a panic elsewhere; the text is still a string.
+            let mut status = self.state.status.lock().unwrap_or_else(|e| e.into_inner());
+            *status = text.into();
+        }
     }
 }
 
@@ -116,11 +130,19 @@ fn draw(label: &str, total: usize, state: &State) {
         } else {
             String::new()
         };
+        let status = {
+            let status = state.status.lock().unwrap_or_else(|e| e.into_inner());
+            if status.is_empty() {
+                String::new()
+            } else {
+                format!(": {status}")
+            }
+        };
         let mut stderr = std::io::stderr().lock();
         // Progress is best effort: a failed write to the terminal is not an error.
         let _ = write!(
             stderr,
-            "\r\x1b[2Kpld: {label}{count} … {:.1} s",
+            "\r\x1b[2Kpld: {label}{count}{status} … {:.1} s",
             elapsed.as_secs_f64()
         );
         let _ = stderr.flush();

@@ -3,6 +3,7 @@
 //! its own file here.
 
 mod bracket;
+mod calibration;
 mod comparison;
 mod csv;
 mod curve;
