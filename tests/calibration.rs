@@ -319,6 +319,23 @@ fn a_fixed_grid_step_is_used_throughout() {
     );
 }
 
+/// A fixed grid step too fine for the composition is the caller's to change: the first
+/// evaluation reports it (as `pld epsilon` does) instead of the search treating every value
+/// as failing.
+#[test]
+fn a_fixed_grid_step_too_fine_is_reported_at_once() {
+    let options = AccountantOptions {
+        grid_step: Some(1e-9),
+        ..Default::default()
+    };
+    let (result, log) = run_with(DP_SGD_SIGMA, 2.0, 1e-5, options);
+    assert!(
+        matches!(result, Err(Error::GridTooLarge { .. })),
+        "expected GridTooLarge, got {result:?}"
+    );
+    assert!(log.len() <= 2, "stopped at once: {log:#?}");
+}
+
 #[test]
 fn noise_of_one_event_among_several() {
     // A sampled Gaussian beside Laplace releases: the Laplace events stay within the budget.

@@ -483,8 +483,9 @@ impl Run<'_> {
                         return Ok(Outcome::OutOfEvaluations);
                     }
                     let bracket = match self.evaluate(z, stage, options) {
-                        // A grid too large to compute certifies nothing there.
-                        Err(Error::GridTooLarge { .. }) => Bracket {
+                        // A grid too large to compute certifies nothing there (a grid step
+                        // fixed by the caller is the caller's to change: report it).
+                        Err(Error::GridTooLarge { .. }) if options.grid_step.is_none() => Bracket {
                             upper: f64::INFINITY,
                             lower: 0.0,
                         },
