@@ -189,23 +189,6 @@ impl GridPmf {
         }
         let mut conv = self_convolve_window(&self.probs, k, window.bottom, len as usize);
         let f = self.finite_mass();
-        // The circular buffer is `period` long: mass above the window lands in it from index
-        // bottom + period on (anywhere in it, after several turns). Bound that part.
-        let period = self_convolution_period(len as usize, self.probs.len()) as u64;
-        let wrapped_above = match window.bottom.checked_add(period) {
-            Some(first) if first <= full_top => {
-                chernoff_mass_from(&self.probs, self.step, k, first).min(f.powf(k as f64))
-            }
-            _ => 0.0,
-        };
-        // Upper: what the buffer holds outside the window (mass above it that did not wrap
-        // in, and mass below it), from the exact total, with the window's round-off.
-        let outside = if self.bound == Bound::Upper {
-            let window_mass = crate::summation::neumaier_sum(conv.values.iter().copied());
-            (f.powf(k as f64) - window_mass).max(0.0) + len as f64 * conv.roundoff_floor
-        } else {
-            0.0
-        };
         let kf = k as f64;
         let halves = if self.half_offset { k } else { 0 };
         let offset = self.offset * k as i64 + window.bottom as i64 + (halves / 2) as i64;
@@ -214,6 +197,21 @@ impl GridPmf {
         let mut excess_mass = kf * self.excess_mass;
         match self.bound {
             Bound::Upper => {
+                let composed_mass = f.powf(kf);
+                // What the buffer holds outside the window (mass above it that did not wrap
+                // in, and mass below it): the exact total minus the window, plus round-off.
+                let window_mass = crate::summation::neumaier_sum(conv.values.iter().copied());
+                let outside =
+                    (composed_mass - window_mass).max(0.0) + len as f64 * conv.roundoff_floor;
+                // The circular buffer is `period` long: mass above the window lands in it
+                // from index bottom + period on (anywhere in it, after several turns).
+                let period = self_convolution_period(len as usize, self.probs.len()) as u64;
+                let wrapped_above = match window.bottom.checked_add(period) {
+                    Some(first) if first <= full_top => {
+                        chernoff_mass_from(&self.probs, self.step, k, first).min(composed_mass)
+                    }
+                    _ => 0.0,
+                };
                 // The mass above the window goes to +∞: the part that stayed outside (at most
                 // both `mass_above` and `outside`) and the part that wrapped in, taken off
                 // the lowest losses (see `remove_from_bottom`).
