@@ -88,16 +88,18 @@ pub enum IntegerPair {
     Poisson(f64),
 }
 
-/// Symmetric noise on the integers.
+/// Symmetric noise on the integers, with its probabilities held as logarithms: a pair with
+/// a per-step loss of 1000 nats has Q-masses near e^{−1000}, which underflow in f64 although
+/// the loss, and the P-mass that carries it, are perfectly representable.
 trait IntegerNoise {
-    /// μ(x).
-    fn pmf(&self, x: i64) -> f64;
+    /// ln μ(x) (finite for every x the window reaches: no underflow to −∞).
+    fn log_pmf(&self, x: i64) -> f64;
     /// `ℓ(x) = ln(μ(x+Δ)/μ(x))`, computed without cancellation.
     fn loss(&self, x: i64, delta: i64) -> f64;
-    /// `P(X < x)`, or an upper bound on it where `x` is beyond the window (see
+    /// `ln P(X < x)`, or the log of an upper bound on it where `x` is beyond the window (see
     /// [`IntegerNoise::exact_tails`]).
-    fn mass_below(&self, x: i64) -> f64;
-    /// Whether [`IntegerNoise::mass_below`] is exact and the loss is constant beyond the
+    fn log_mass_below(&self, x: i64) -> f64;
+    /// Whether [`IntegerNoise::log_mass_below`] is exact and the loss is constant beyond the
     /// window (so the tails are atoms rather than bounded remainders).
     fn exact_tails(&self) -> bool;
 }
@@ -107,22 +109,32 @@ struct DiscreteLaplaceNoise {
     a: f64,
 }
 
+impl DiscreteLaplaceNoise {
+    /// `ln tanh(a/2) = ln1p(−e^{−a}) − ln1p(e^{−a})`, accurate for large a too (where
+    /// tanh(a/2) rounds to 1).
+    fn log_c(&self) -> f64 {
+        let e = (-self.a).exp();
+        (-e).ln_1p() - e.ln_1p()
+    }
+}
+
 impl IntegerNoise for DiscreteLaplaceNoise {
-    fn pmf(&self, x: i64) -> f64 {
-        (0.5 * self.a).tanh() * (-self.a * x.unsigned_abs() as f64).exp()
+    fn log_pmf(&self, x: i64) -> f64 {
+        self.log_c() - self.a * x.unsigned_abs() as f64
     }
 
     fn loss(&self, x: i64, delta: i64) -> f64 {
         self.a * (x.unsigned_abs() as f64 - (x + delta).unsigned_abs() as f64)
     }
 
-    /// `P(X < x) = e^{a(x−1)}/(1+e^{−a})` for x ≤ 0, by symmetry otherwise.
-    fn mass_below(&self, x: i64) -> f64 {
-        let norm = 1.0 + (-self.a).exp();
+    /// `P(X < x) = e^{a(x−1)}/(1+e^{−a})` for x ≤ 0; for x > 0 it is
+    /// `1 − e^{−a x}/(1+e^{−a})` by symmetry.
+    fn log_mass_below(&self, x: i64) -> f64 {
+        let log_norm = (-self.a).exp().ln_1p();
         if x <= 0 {
-            (self.a * (x - 1) as f64).exp() / norm
+            self.a * (x - 1) as f64 - log_norm
         } else {
-            1.0 - (-self.a * x as f64).exp() / norm
+            (-(-self.a * x as f64 - log_norm).exp()).ln_1p()
         }
     }
 
@@ -157,19 +169,19 @@ impl DiscreteGaussianNoise {
         }
     }
 
-    /// `Σ_{k ≥ t} e^{−k²/(2σ²)}/Z ≤ e^{−t²/(2σ²)}(1 + σ²/t)/Z` for t ≥ 1 (sum bounded by its
-    /// first term plus the Gaussian integral beyond t, Mills' ratio).
-    fn tail_bound(&self, t: i64) -> f64 {
+    /// `ln Σ_{k ≥ t} e^{−k²/(2σ²)}/Z ≤ −t²/(2σ²) + ln(1 + σ²/t) − ln Z` for t ≥ 1 (the sum is
+    /// bounded by its first term plus the Gaussian integral beyond t, Mills' ratio).
+    fn log_tail_bound(&self, t: i64) -> f64 {
         let t = t as f64;
         let s2 = self.sigma * self.sigma;
-        ((-t * t / (2.0 * s2) - self.log_z).exp() * (1.0 + s2 / t)).min(1.0)
+        (-t * t / (2.0 * s2) + (s2 / t).ln_1p() - self.log_z).min(0.0)
     }
 }
 
 impl IntegerNoise for DiscreteGaussianNoise {
-    fn pmf(&self, x: i64) -> f64 {
+    fn log_pmf(&self, x: i64) -> f64 {
         let x = x as f64;
-        (-x * x / (2.0 * self.sigma * self.sigma) - self.log_z).exp()
+        -x * x / (2.0 * self.sigma * self.sigma) - self.log_z
     }
 
     fn loss(&self, x: i64, delta: i64) -> f64 {
@@ -177,12 +189,12 @@ impl IntegerNoise for DiscreteGaussianNoise {
         -(delta as f64) * (2 * x + delta) as f64 / (2.0 * self.sigma * self.sigma)
     }
 
-    fn mass_below(&self, x: i64) -> f64 {
+    fn log_mass_below(&self, x: i64) -> f64 {
         if x <= 0 {
             // P(X < x) = P(X ≥ 1 − x) by symmetry.
-            self.tail_bound(1 - x)
+            self.log_tail_bound(1 - x)
         } else {
-            1.0
+            0.0
         }
     }
 
@@ -252,6 +264,11 @@ fn too_many(points: f64) -> Error {
 
 /// The atoms of an integer-noise pair on the window `[−reach − Δ, reach + Δ]`, with the tails
 /// beyond it as atoms (exact tails) or as bounded remainders.
+///
+/// Masses are mixed in log space and losses come from the exact loss formula, so an outcome
+/// whose Q-mass underflows keeps its P-mass at its true (huge) loss: the roundings then send
+/// it to +∞ (upper bound) or down to the top of the grid (lower bound), never drop it. Only
+/// masses below the smallest subnormal (about 5e-324 each, 1e-317 in all) can be lost.
 fn integer_noise(
     noise: &dyn IntegerNoise,
     sensitivity: u64,
@@ -263,19 +280,19 @@ fn integer_noise(
     }
     let d = sensitivity as i64;
     let (lo, hi) = (-reach - d, reach + d);
-    // Weights of μ(x + s) in P and Q, for shifts s ∈ {0, Δ}; Q is always μ.
+    // ln-weights of μ(x + s) in P and Q, for shifts s ∈ {0, Δ}; Q is always μ.
     let (p_weights, q_weights): ([f64; 2], [f64; 2]) = match pair {
-        IntegerPair::Plain => ([0.0, 1.0], [1.0, 0.0]),
-        IntegerPair::Poisson(r) => ([1.0 - r, r], [1.0, 0.0]),
+        IntegerPair::Plain => ([f64::NEG_INFINITY, 0.0], [0.0, f64::NEG_INFINITY]),
+        IntegerPair::Poisson(r) => ([(-r).ln_1p(), r.ln()], [0.0, f64::NEG_INFINITY]),
     };
     let shifts = [0, d];
-    let mix = |weights: &[f64; 2], f: &dyn Fn(i64) -> f64| -> f64 {
+    let log_mix = |weights: &[f64; 2], f: &dyn Fn(i64) -> f64| -> f64 {
         weights
             .iter()
             .zip(shifts)
-            .filter(|(w, _)| **w > 0.0)
-            .map(|(w, s)| w * f(s))
-            .sum()
+            .filter(|(w, _)| **w > f64::NEG_INFINITY)
+            .map(|(w, s)| w + f(s))
+            .fold(f64::NEG_INFINITY, log_add_exp)
     };
     let loss = |x: i64| -> f64 {
         let l = noise.loss(x, d);
@@ -285,36 +302,40 @@ fn integer_noise(
         }
     };
     let mut atoms = Vec::with_capacity((hi - lo + 3) as usize);
-    for x in lo..=hi {
-        let p = mix(&p_weights, &|s| noise.pmf(x + s));
-        let q = mix(&q_weights, &|s| noise.pmf(x + s));
-        if p > 0.0 && q > 0.0 {
+    let mut p_infinity = 0.0;
+    let mut push = |x: i64, log_p: f64, log_q: f64, atoms: &mut Vec<LossAtom>| {
+        let p = log_p.exp();
+        if p <= 0.0 {
+            return;
+        }
+        if log_q == f64::NEG_INFINITY {
+            p_infinity += p;
+        } else {
             atoms.push(LossAtom {
                 loss: loss(x),
                 p,
-                q,
+                q: log_q.exp(),
             });
         }
+    };
+    for x in lo..=hi {
+        let log_p = log_mix(&p_weights, &|s| noise.log_pmf(x + s));
+        let log_q = log_mix(&q_weights, &|s| noise.log_pmf(x + s));
+        push(x, log_p, log_q, &mut atoms);
     }
     // Tails: x < lo (the largest losses) and x > hi (the smallest).
-    let below = |weights: &[f64; 2]| mix(weights, &|s| noise.mass_below(lo + s));
-    let above = |weights: &[f64; 2]| mix(weights, &|s| noise.mass_below(-hi - s));
+    let below = |weights: &[f64; 2]| log_mix(weights, &|s| noise.log_mass_below(lo + s));
+    let above = |weights: &[f64; 2]| log_mix(weights, &|s| noise.log_mass_below(-hi - s));
     let top = (below(&p_weights), below(&q_weights));
     let bottom = (above(&p_weights), above(&q_weights));
     if noise.exact_tails() {
         // The loss is constant beyond the window: the tails are atoms with the boundary loss.
-        for ((p, q), x) in [(top, lo - 1), (bottom, hi + 1)] {
-            if p > 0.0 && q > 0.0 {
-                atoms.push(LossAtom {
-                    loss: loss(x),
-                    p,
-                    q,
-                });
-            }
-        }
-        Ok(LossAtoms::from_atoms(atoms, 0.0, 0.0))
+        push(lo - 1, top.0, top.1, &mut atoms);
+        push(hi + 1, bottom.0, bottom.1, &mut atoms);
+        Ok(LossAtoms::from_atoms(atoms, p_infinity, 0.0))
     } else {
-        Ok(LossAtoms::from_atoms(atoms, 0.0, 0.0).with_tails(top, bottom))
+        let exp = |(p, q): (f64, f64)| (p.exp(), q.exp());
+        Ok(LossAtoms::from_atoms(atoms, p_infinity, 0.0).with_tails(exp(top), exp(bottom)))
     }
 }
 
