@@ -452,10 +452,46 @@ impl GridPmf {
             .rev()
             .find(|&i| self.loss(i) <= LOSS_LIMIT)
             .map_or(0, |i| i + 1);
-        if (lo == 0 && hi == n) || lo >= hi {
+        if lo == 0 && hi == n {
             return;
         }
-        self.keep_range(lo, hi);
+        if lo < hi {
+            self.keep_range(lo, hi);
+            return;
+        }
+        // No stored loss lies within the limits: every one is above +LIMIT (hi = 0) or below
+        // −LIMIT (lo = n). Collapse onto one entry at the limit, in the bound's safe direction:
+        // above, an upper PMF sends the mass to +∞ and a lower one moves it down to the
+        // limit; below, an upper PMF moves it up to the limit and a lower one drops it.
+        let all_above = hi == 0;
+        let half = if self.half_offset { 0.5 } else { 0.0 };
+        let index = if all_above {
+            (LOSS_LIMIT / self.step - half).floor()
+        } else {
+            (-LOSS_LIMIT / self.step - half).ceil()
+        } as i64;
+        let mass: f64 = self.probs.iter().sum();
+        let value = match (self.bound, all_above) {
+            (Bound::Upper, true) => {
+                self.infinity_mass += mass;
+                0.0
+            }
+            (Bound::Upper, false) | (Bound::Lower, true) => mass,
+            (Bound::Lower, false) => 0.0,
+        };
+        // Round-off of moved entries stays charged (to every δ); dropped ones need none.
+        let moved = !(self.bound == Bound::Lower && !all_above);
+        match self.entry_errors.take() {
+            Some(errors) if moved => self.folded_error += errors.iter().sum::<f64>(),
+            Some(_) => {}
+            None if moved => self.folded_top += n as u64 + self.folded_bottom,
+            None => {}
+        }
+        if moved {
+            self.folded_bottom = 0;
+        }
+        self.offset = index;
+        self.probs = vec![value];
     }
 
     /// Drop (or fold) the largest prefix and suffix with mass at most `tail_mass / 2` each,
@@ -557,15 +593,33 @@ impl GridPmf {
 }
 
 /// `(f + m)^k − f^k`: the probability that at least one of k losses is infinite.
+///
+/// ```text
+/// (f + m)^k − f^k = (f + m)^k · (1 − (f/(f+m))^k) = exp(k·ln t) · (−expm1(k·ln1p(−m/t))),   t = f + m
+/// ```
+/// Both factors lie in [0, 1] (for t ≤ 1), so nothing overflows or cancels for any k up to
+/// u64::MAX: the product neither underflows to 0·∞ = NaN nor loses the 1 − tiny structure
+/// (for m = 1e-6 and k = 1e9 it is 1 − e^{−1000}, not NaN). Relative error a few ulps times
+/// `1 + k·|ln t|·u`-sized terms, far inside the δ allowance.
 fn power_infinity_mass(finite: f64, infinity: f64, k: u64) -> f64 {
     let kf = k as f64;
-    if infinity == 0.0 {
+    if infinity <= 0.0 {
         return 0.0;
     }
-    if finite <= 0.0 {
-        return infinity.powf(kf);
-    }
-    finite.powf(kf) * (kf * (infinity / finite).ln_1p()).exp_m1()
+    let total = finite.max(0.0) + infinity;
+    let at_least_one = if finite <= 0.0 {
+        1.0
+    } else {
+        -(kf * (-infinity / total).ln_1p()).exp_m1()
+    };
+    let all_total = if total >= 1.0 {
+        // Rounding may leave t a hair above 1: t^k would then blow up for huge k, so the
+        // power is capped at 1 (a probability), which is what t = 1 gives.
+        1.0
+    } else {
+        (kf * total.ln()).exp()
+    };
+    (all_total * at_least_one).clamp(0.0, 1.0)
 }
 
 /// Take `mass` off the lowest entries of `probs` (all of them if they hold less).
