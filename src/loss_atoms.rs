@@ -196,6 +196,7 @@ impl LossAtoms {
     /// # Errors
     /// [`Error::GridTooLarge`] if the atoms span more than [`MAX_GRID_POINTS`] points.
     pub fn upper_pmf(&self, step: f64) -> Result<GridPmf> {
+        check_index_range(step)?;
         let mut infinity = self.p_infinity + self.top_tail.0;
         let mut placed: Vec<(i64, f64)> = Vec::with_capacity(2 * self.atoms.len() + 1);
         let denominator = (-step).exp_m1();
@@ -253,6 +254,7 @@ impl LossAtoms {
     /// # Errors
     /// [`Error::GridTooLarge`] if the atoms span more than [`MAX_GRID_POINTS`] points.
     pub fn lower_pmf(&self, step: f64) -> Result<GridPmf> {
+        check_index_range(step)?;
         let clamped = self
             .atoms
             .iter()
@@ -365,6 +367,20 @@ impl LossAtoms {
     }
 }
 
+/// Refuse a grid step so small that the indices of losses within ±`LOSS_LIMIT` (plus a few
+/// steps) would not fit in an `i64` (steps below about 1.3e-16 nats).
+fn check_index_range(step: f64) -> Result<()> {
+    const MAX_INDEX: f64 = (1u64 << 60) as f64;
+    if step.is_finite() && step > 0.0 && LOSS_LIMIT / step + 4.0 < MAX_INDEX {
+        return Ok(());
+    }
+    Err(Error::GridTooLarge {
+        points: (2.0 * LOSS_LIMIT / step).min(u64::MAX as f64) as u64,
+        limit: MAX_GRID_POINTS as u64,
+        hint: format!("the grid step {step:e} is too small to index losses within ±{LOSS_LIMIT} nats; use a larger grid step"),
+    })
+}
+
 /// A grid PMF from (grid index, mass) pairs.
 fn grid_from_placed(
     step: f64,
@@ -375,6 +391,7 @@ fn grid_from_placed(
 ) -> Result<GridPmf> {
     let first = placed.iter().map(|p| p.0).min().unwrap_or(0);
     let last = placed.iter().map(|p| p.0).max().unwrap_or(0);
+    // Indices are below 2^60 in magnitude (see `check_index_range`): no overflow.
     let points = (last - first + 1) as u64;
     if points > MAX_GRID_POINTS as u64 {
         return Err(Error::GridTooLarge {
