@@ -272,7 +272,9 @@ impl LossAtoms {
         // the lower one), and round what is finally left down.
         let left: Vec<LossAtom> = [down.left, up.left]
             .into_iter()
-            .filter(|&(p, q)| p > 0.0 && q > 0.0)
+            // A lump whose Q-mass underflowed to 0 has a merged loss above the top of the
+            // grid: it is clamped to the top (moved down), never dropped.
+            .filter(|&(p, _)| p > 0.0)
             .map(|(p, q)| LossAtom {
                 loss: (p.ln() - q.ln()).clamp(-LOSS_LIMIT, LOSS_LIMIT),
                 p,
