@@ -1,0 +1,195 @@
+//! Named soundness reproducers: one test each, with the truth computed inside the test from
+//! the independent oracles of `soundness_oracles` (formulas and references there). Each test
+//! checks that the answer has no NaN and brackets the truth (`upper ≥ truth_lo`,
+//! `lower ≤ truth_hi`).
+
+mod soundness_oracles;
+
+use pld_accountant::{Accountant, AccountantOptions, CompositionSpec};
+use soundness_oracles as oracle;
+
+fn accountant(spec: &str) -> Accountant {
+    let spec = CompositionSpec::from_json_str(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    Accountant::new(&spec, AccountantOptions::default()).unwrap()
+}
+
+/// ε(δ) must bracket `[truth_lo, truth_hi]`.
+fn check_epsilon(spec: &str, delta: f64, truth: (f64, f64)) {
+    let answer = accountant(spec)
+        .epsilon_for_delta(delta)
+        .unwrap_or_else(|e| panic!("{spec}: ε({delta:e}): {e}"))
+        .epsilon;
+    let (lower, upper) = (answer.lower, answer.upper);
+    assert!(
+        !lower.is_nan() && !upper.is_nan() && 0.0 <= lower && lower <= upper,
+        "{spec}: ε({delta:e}) = [{lower:e}, {upper:e}]"
+    );
+    assert!(
+        upper >= truth.0 * (1.0 - 1e-13) && lower <= truth.1 * (1.0 + 1e-13),
+        "{spec}: ε({delta:e}) = [{lower:e}, {upper:e}], truth in [{:e}, {:e}]",
+        truth.0,
+        truth.1
+    );
+}
+
+/// δ(ε) must bracket `[truth_lo, truth_hi]`.
+fn check_delta(spec: &str, epsilon: f64, truth: (f64, f64)) {
+    let answer = accountant(spec)
+        .delta_for_epsilon(epsilon)
+        .unwrap_or_else(|e| panic!("{spec}: δ({epsilon:e}): {e}"))
+        .delta;
+    let (lower, upper) = (answer.lower, answer.upper);
+    assert!(
+        !lower.is_nan() && !upper.is_nan() && 0.0 <= lower && lower <= upper && upper <= 1.0,
+        "{spec}: δ({epsilon:e}) = [{lower:e}, {upper:e}]"
+    );
+    assert!(
+        upper >= truth.0 && lower <= truth.1,
+        "{spec}: δ({epsilon:e}) = [{lower:e}, {upper:e}], truth in [{:e}, {:e}]",
+        truth.0,
+        truth.1
+    );
+}
+
+/// Only a lower bound on the truth is known (a sub-composition): `(lo, 1)` / `(lo, ∞)`.
+fn at_least(lo: f64) -> (f64, f64) {
+    (lo, f64::INFINITY)
+}
+
+fn dl(scale: f64, shift: u64) -> oracle::Atoms {
+    oracle::discrete_laplace_atoms(scale, shift).unwrap()
+}
+
+/// (1) Discrete Laplace, scale 0.001 (a = 1000 nats per unit): one run has loss +1000 with
+/// P-mass ≈ 1, so ε(1e-5) = 1000 + ln(1 − 1e-5)-ish = 999.99999 and δ(1) ≈ 1.
+#[test]
+fn discrete_laplace_tiny_scale() {
+    let spec = r#"{"events":[{"mechanism":"discrete_laplace","scale":0.001}]}"#;
+    let atoms = dl(0.001, 1);
+    let truth = oracle::invert(&|e| atoms.delta(e), 1e-5);
+    assert!((truth.1 - 999.99999).abs() < 1e-4, "{truth:?}");
+    check_epsilon(spec, 1e-5, truth);
+    check_delta(spec, 1.0, atoms.delta(1.0));
+}
+
+/// (2) Discrete Gaussian σ = 2, Δ = 100: losses up to ≈ Δ²/(2σ²) + … ; ε(1e-5) ≈ 1449.98 by
+/// the direct sum over the integers.
+#[test]
+fn discrete_gaussian_huge_sensitivity() {
+    let spec = r#"{"events":[{"mechanism":"discrete_gaussian","sigma":2,"sensitivity":100}]}"#;
+    let atoms = oracle::discrete_gaussian_atoms(2.0, 100, 1_000_000).unwrap();
+    let truth = oracle::invert(&|e| atoms.delta(e), 1e-5);
+    assert!((truth.1 - 1449.98).abs() < 0.01, "{truth:?}");
+    check_epsilon(spec, 1e-5, truth);
+}
+
+/// (3) DP-SGD (σ 1, q 0.01, 1000 steps) plus the discrete Laplace of (1): composing more
+/// never lowers ε, so the truth is at least (1)'s 999.99999.
+#[test]
+fn dp_sgd_plus_discrete_laplace() {
+    let spec = r#"{"events":[
+        {"mechanism":"gaussian","sigma":1,"sampling":{"poisson":0.01},"count":1000},
+        {"mechanism":"discrete_laplace","scale":0.001}]}"#;
+    let atoms = dl(0.001, 1);
+    let truth = oracle::invert(&|e| atoms.delta(e), 1e-5);
+    check_epsilon(spec, 1e-5, at_least(truth.0));
+}
+
+/// (4) Discrete Laplace scale 0.0014, Δ 7 (base loss 7/0.0014 = 5000 nats), Poisson
+/// q = 0.001: the subsampled loss is ln(1 + q(e^5000 − 1)) ≈ 5000 + ln q ≈ 4993.09.
+#[test]
+fn subsampled_discrete_laplace_huge_loss() {
+    let spec = r#"{"events":[{"mechanism":"discrete_laplace","scale":0.0014,"sensitivity":7,
+        "sampling":{"poisson":0.001}}]}"#;
+    let atoms = dl(0.0014, 7);
+    let truth = oracle::invert(&|e| oracle::subsampled(0.001, e, &|x| atoms.delta(x)), 1e-5);
+    // δ = q(1 − e^{x − 5000}) = 1e-5 at the base loss x = 5000 + ln 0.99, so
+    // ε = 5000 + ln 0.99 + ln q.
+    let expected = 5000.0 + 0.99f64.ln() + 0.001f64.ln();
+    assert!((truth.1 - expected).abs() < 1e-6, "{truth:?}");
+    check_epsilon(spec, 1e-5, truth);
+}
+
+/// (5) eps_delta (0.1, 1e-6) × 1e9: mass 1 − (1 − 1e-6)^1e9 ≈ 1 at +∞, so ε(0.5) = ∞ and
+/// δ(1) ≈ 1; × 1e8: δ(1) = 1 − e^{−100}·(1 − δ_RR) ≈ 1 − 4e-44; (0, 0.5) × 1e12: ε(1e-5) = ∞.
+#[test]
+fn eps_delta_huge_counts() {
+    let spec = |count: u64, d: f64| {
+        format!(
+            r#"{{"events":[{{"mechanism":"eps_delta","epsilon":0.1,"delta":{d},"count":{count}}}]}}"#
+        )
+    };
+    check_epsilon(
+        &spec(1_000_000_000, 1e-6),
+        0.5,
+        (f64::INFINITY, f64::INFINITY),
+    );
+    check_delta(
+        &spec(1_000_000_000, 1e-6),
+        1.0,
+        oracle::eps_delta(1_000_000_000, 0.1, 1e-6, 1.0),
+    );
+    check_delta(
+        &spec(100_000_000, 1e-6),
+        1.0,
+        oracle::eps_delta(100_000_000, 0.1, 1e-6, 1.0),
+    );
+    check_epsilon(
+        &spec(1_000_000_000_000, 0.5),
+        1e-5,
+        (f64::INFINITY, f64::INFINITY),
+    );
+}
+
+/// (6) Randomized response ε₀ = 745 × 1e12: every run is truthful except with probability
+/// ≈ e^{−745}, so the loss is 745·1e12 = 7.45e14 with probability ≈ 1 and ε(1e-5) ≈ 7.45e14
+/// (binomial sum); an upper bound of +∞ is acceptable.
+#[test]
+fn randomized_response_huge_epsilon_and_count() {
+    let spec =
+        r#"{"events":[{"mechanism":"randomized_response","epsilon":745,"count":1000000000000}]}"#;
+    let rr = oracle::BinaryRr::new(1_000_000_000_000, 745.0);
+    let truth = oracle::invert(&|e| rr.delta(e), 1e-5);
+    assert!((truth.1 / 7.45e14 - 1.0).abs() < 1e-9, "{truth:?}");
+    check_epsilon(spec, 1e-5, truth);
+}
+
+/// (7) Laplace scale 0.001 × 1e6 (ε₀ = 1000 per run): δ(500) ≥ one run's
+/// 1 − e^{(500 − 1000)/2} ≈ 1.
+#[test]
+fn laplace_tiny_scale_many_runs() {
+    let spec = r#"{"events":[{"mechanism":"laplace","scale":0.001,"count":1000000}]}"#;
+    check_delta(spec, 500.0, (oracle::laplace(1000.0, 500.0).0, 1.0));
+}
+
+/// (8) One Poisson-subsampled Gaussian step at tiny rates: δ_remove(ε) =
+/// q·δ_G(ln(1 + (e^ε − 1)/q)), the ADD direction likewise (see the oracle), the truth the
+/// larger. σ 1, q 1e-12: δ(0) = q(2Φ(½) − 1) = 3.829249e-13; σ 1e6, q 1e-12: δ(0) ≈ 4.0e-19;
+/// σ 1e9, q 1e-4; σ 3, q 1e-14: δ(1e-12) ≈ 1.6e-58 (lower must not exceed it).
+#[test]
+fn subsampled_gaussian_tiny_rates() {
+    for (sigma, q, eps) in [
+        (1.0, 1e-12, 0.0),
+        (1e6, 1e-12, 0.0),
+        (1e9, 1e-4, 0.0),
+        (1e9, 1e-4, 1e-10),
+        (3.0, 1e-14, 1e-12),
+    ] {
+        let spec = format!(
+            r#"{{"events":[{{"mechanism":"gaussian","sigma":{sigma},"sampling":{{"poisson":{q}}}}}]}}"#
+        );
+        let truth = oracle::subsampled(q, eps, &|x| oracle::gaussian_delta(1.0 / sigma, x));
+        check_delta(&spec, eps, truth);
+    }
+}
+
+/// (9) Unsampled Gaussian σ = 1e10 (μ = 1e-10): δ(1e-9) by quadrature (the closed form
+/// cancels); ε(1e-12) ≈ 1.93836e-10 by inverting it.
+#[test]
+fn gaussian_huge_sigma() {
+    let spec = r#"{"events":[{"mechanism":"gaussian","sigma":1e10}]}"#;
+    check_delta(spec, 1e-9, oracle::gaussian_delta(1e-10, 1e-9));
+    let truth = oracle::invert(&|e| oracle::gaussian_delta(1e-10, e), 1e-12);
+    assert!((truth.1 / 1.93836e-10 - 1.0).abs() < 1e-5, "{truth:?}");
+    check_epsilon(spec, 1e-12, truth);
+}
