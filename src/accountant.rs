@@ -7,7 +7,7 @@ use crate::analytic_gaussian;
 use crate::bound::{Bound, Bracket};
 use crate::composition::compose_all;
 use crate::error::{Error, Result};
-use crate::grid_pmf::GridPmf;
+use crate::grid_pmf::{GridPmf, MAX_ABS_LOSS};
 use crate::loss_atoms::LossAtoms;
 use crate::loss_bins::MAX_GRID_POINTS;
 use crate::mechanism::discrete::{self, IntegerPair};
@@ -106,6 +106,50 @@ pub struct DeltaAnswer {
     pub delta: Bracket,
     /// How it was computed.
     pub settings: Settings,
+}
+
+/// Smallest grid step (nats) the accountant accepts, fixed or in [`Accountant::pld`]: 1e-12.
+///
+/// A grid this fine holds at most [`MAX_GRID_POINTS`]·1e-12 ≈ 4.2e-6 nats of privacy loss, so
+/// nothing finer is ever useful; and the index `loss/step` of every loss within ±700 nats
+/// ([`MAX_ABS_LOSS`]) stays below 2⁵³, an exact integer in f64 (the grid code relies on it).
+/// Finer steps are refused as invalid input before anything is allocated.
+pub const MIN_GRID_STEP: f64 = 1e-12;
+const _: () = assert!(2.0 * MAX_ABS_LOSS / MIN_GRID_STEP < 9_007_199_254_740_992.0);
+
+/// The grid step as an invalid parameter unless it is in [`MIN_GRID_STEP`, 1] nats.
+fn check_grid_step(name: &str, step: f64) -> Result<()> {
+    if step.is_finite() && (MIN_GRID_STEP..=1.0).contains(&step) {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            name,
+            readable(step),
+            "a number in [1e-12, 1] (nats)",
+        ))
+    }
+}
+
+/// The truncation mass as an invalid parameter unless it is in (0, 1e-3).
+fn check_tail_mass(tail_mass: f64) -> Result<()> {
+    if tail_mass.is_finite() && tail_mass > 0.0 && tail_mass < 1e-3 {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "tail_mass",
+            readable(tail_mass),
+            "a number in (0, 1e-3)",
+        ))
+    }
+}
+
+/// A number as an error message shows it: 5e-324 rather than 324 digits.
+fn readable(x: f64) -> String {
+    if x != 0.0 && (x.abs() < 1e-4 || x.abs() >= 1e16) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
 }
 
 /// Most grid refinements the accountant tries before returning what it has.
@@ -217,8 +261,8 @@ impl Accountant {
     /// An accountant for `spec`.
     ///
     /// # Errors
-    /// [`Error::InvalidParameter`] for a tolerance or grid step that is not a finite positive
-    /// number.
+    /// [`Error::InvalidParameter`] for a tolerance that is not a finite number ≥ 0, a grid step
+    /// outside [[`MIN_GRID_STEP`], 1] nats or a truncation mass outside (0, 1e-3).
     pub fn new(spec: &CompositionSpec, options: AccountantOptions) -> Result<Self> {
         let t = options.tolerance;
         for (name, v) in [
@@ -232,14 +276,10 @@ impl Accountant {
             }
         }
         if let Some(h) = options.grid_step {
-            if !(h.is_finite() && h > 0.0 && h <= 1.0) {
-                return Err(Error::invalid("grid_step", h, "a number in (0, 1] (nats)"));
-            }
+            check_grid_step("grid_step", h)?;
         }
         if let Some(tau) = options.tail_mass {
-            if !(tau.is_finite() && tau > 0.0 && tau < 1e-3) {
-                return Err(Error::invalid("tail_mass", tau, "a number in (0, 1e-3)"));
-            }
+            check_tail_mass(tau)?;
         }
         Ok(Accountant {
             plan: Plan::from_spec(spec)?,
@@ -349,8 +389,12 @@ impl Accountant {
     /// end of any bracket read from it.
     ///
     /// # Errors
-    /// Grid and range errors from discretization and composition on the grid `step`.
+    /// [`Error::InvalidParameter`] for a step outside [[`MIN_GRID_STEP`], 1] nats or a
+    /// truncation mass outside (0, 1e-3); grid and range errors from discretization and
+    /// composition on the grid `step`.
     pub fn pld(&self, step: f64, tail_mass: f64) -> Result<BracketedPld> {
+        check_grid_step("step", step)?;
+        check_tail_mass(tail_mass)?;
         let symmetric = self.plan.is_symmetric();
         let direction = |bound, step| -> Result<PrivacyLossDistribution> {
             let grid = Grid {
@@ -384,9 +428,12 @@ impl Accountant {
             tilts,
         } = grid;
         let mut parts = Vec::new();
-        if let Some(mu) = self.plan.gaussian_mu {
+        // μ = 0 (Δ/σ underflows): no privacy loss, nothing to compose.
+        if let Some(mu) = self.plan.gaussian_mu.filter(|&mu| mu > 0.0) {
+            // Δ = μ, σ = 1 has the same PLD, and stays valid where 1/μ overflows.
+            let gaussian = Gaussian::from_mu(mu).or_else(|_| Gaussian::new(1.0, mu))?;
             let single = PrivacyLossDistribution::from_mechanism(
-                &Gaussian::from_mu(mu)?,
+                &gaussian,
                 Symmetry::Symmetric,
                 step,
                 tail_mass,
@@ -668,7 +715,8 @@ impl Plan {
                     )
                 }
                 (&MechanismSpec::DiscreteLaplace { scale, sensitivity }, _) => {
-                    let (sensitivity, pair) = integer_pair(sensitivity, factor, sampling);
+                    let (sensitivity, pair) =
+                        integer_pair(sensitivity, factor, sampling).map_err(located)?;
                     let atoms = discrete::discrete_laplace(scale, sensitivity, pair)?;
                     Component::Atoms {
                         atoms,
@@ -677,7 +725,8 @@ impl Plan {
                     }
                 }
                 (&MechanismSpec::DiscreteGaussian { sigma, sensitivity }, _) => {
-                    let (sensitivity, pair) = integer_pair(sensitivity, factor, sampling);
+                    let (sensitivity, pair) =
+                        integer_pair(sensitivity, factor, sampling).map_err(located)?;
                     Component::DiscreteGaussian {
                         sigma,
                         sensitivity,
@@ -890,12 +939,22 @@ fn gamma(sampling: Sampling) -> f64 {
 /// The integer pair of discrete noise under a sampling scheme; under replace-one (unsampled,
 /// or a fixed batch) the shift is doubled, and a fixed batch is accounted as Poisson sampling
 /// at γ = m/n (its worst case, see `Plan::from_spec`).
-fn integer_pair(sensitivity: u64, factor: f64, sampling: Sampling) -> (u64, IntegerPair) {
-    match sampling {
-        Sampling::None => (sensitivity * factor as u64, IntegerPair::Plain),
+fn integer_pair(sensitivity: u64, factor: f64, sampling: Sampling) -> Result<(u64, IntegerPair)> {
+    let doubled = || {
+        sensitivity.checked_mul(2).ok_or_else(|| {
+            Error::invalid(
+                "sensitivity",
+                sensitivity,
+                "a whole number ≥ 1 whose double (the replace-one shift) is below 2^64",
+            )
+        })
+    };
+    Ok(match sampling {
+        Sampling::None if factor == 2.0 => (doubled()?, IntegerPair::Plain),
+        Sampling::None => (sensitivity, IntegerPair::Plain),
         Sampling::Poisson(rate) => (sensitivity, IntegerPair::Poisson(rate)),
-        Sampling::FixedBatch { .. } => (2 * sensitivity, IntegerPair::Poisson(gamma(sampling))),
-    }
+        Sampling::FixedBatch { .. } => (doubled()?, IntegerPair::Poisson(gamma(sampling))),
+    })
 }
 
 fn pair_symmetry(pair: IntegerPair) -> Symmetry {

@@ -31,6 +31,15 @@ pub enum Symmetry {
     Asymmetric,
 }
 
+/// A grid step as an invalid parameter unless it is finite and > 0.
+fn check_step(step: f64) -> Result<()> {
+    if step.is_finite() && step > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid("step", step, "a finite number > 0 (nats)"))
+    }
+}
+
 impl PrivacyLossDistribution {
     /// Discretize a mechanism given by its REMOVE pair. The ADD direction (when asymmetric) is
     /// the swapped pair, binned from the same CDF evaluations.
@@ -41,7 +50,8 @@ impl PrivacyLossDistribution {
     /// has atoms).
     ///
     /// # Errors
-    /// As [`LossBins::from_mechanism`].
+    /// [`Error::InvalidParameter`] unless `step` is finite and > 0 and `tail_mass` is in
+    /// (0, 1); otherwise as [`LossBins::from_mechanism`].
     pub fn from_mechanism<M: MonotonePrivacyLoss>(
         mechanism: &M,
         symmetry: Symmetry,
@@ -49,6 +59,10 @@ impl PrivacyLossDistribution {
         tail_mass: f64,
         bound: Bound,
     ) -> Result<Self> {
+        check_step(step)?;
+        if !(tail_mass > 0.0 && tail_mass < 1.0) {
+            return Err(Error::invalid("tail_mass", tail_mass, "a number in (0, 1)"));
+        }
         Ok(match bound {
             Bound::Upper => {
                 let bins = LossBins::from_mechanism(mechanism, step, tail_mass)?;
@@ -91,13 +105,15 @@ impl PrivacyLossDistribution {
     /// Upper or lower bound on both directions, per `bound`.
     ///
     /// # Errors
-    /// [`Error::GridTooLarge`] if the atoms span too many grid points.
+    /// [`Error::InvalidParameter`] unless `step` is finite and > 0; [`Error::GridTooLarge`] if
+    /// the atoms span too many grid points.
     pub fn from_atoms(
         atoms: &LossAtoms,
         symmetry: Symmetry,
         step: f64,
         bound: Bound,
     ) -> Result<Self> {
+        check_step(step)?;
         let round = |atoms: &LossAtoms| match bound {
             Bound::Upper => atoms.upper_pmf(step),
             Bound::Lower => atoms.lower_pmf(step),

@@ -33,7 +33,13 @@ pub fn gaussian(alpha: f64, noise_multiplier: f64) -> f64 {
         return f64::INFINITY;
     }
     let alpha = alpha.max(1.0);
-    alpha / (2.0 * noise_multiplier * noise_multiplier)
+    let d = alpha / (2.0 * noise_multiplier * noise_multiplier);
+    // ∞/∞ (α = ∞ with σ² overflowing): no finite bound.
+    if d.is_nan() {
+        f64::INFINITY
+    } else {
+        d
+    }
 }
 
 /// Laplace mechanism with `ε₀ = sensitivity / scale` (Mironov 2017, Prop. 6).

@@ -149,10 +149,17 @@ pub fn poisson_gaussian(alpha: f64, q: f64, noise_multiplier: f64) -> f64 {
         return 0.0;
     }
     let log_a = poisson_gaussian_log_a(q, noise_multiplier, alpha);
-    if alpha == f64::INFINITY {
-        return log_a;
+    let d = if alpha == f64::INFINITY {
+        log_a
+    } else {
+        log_a / (alpha - 1.0)
+    };
+    // The series overflows for tiny noise (σ ≪ 1) and can give ∞ − ∞: no finite bound then.
+    if d.is_nan() {
+        f64::INFINITY
+    } else {
+        d
     }
-    log_a / (alpha - 1.0)
 }
 
 /// Poisson subsampling (rate q, add/remove) of any mechanism with RDP curve `base`.
@@ -186,6 +193,18 @@ pub fn poisson_gaussian(alpha: f64, q: f64, noise_multiplier: f64) -> f64 {
 /// arXiv:2210.00597 (2022), Thm 34 and Lemma 33 (monotonicity); Zhu & Wang, "Poisson
 /// subsampled Rényi differential privacy", ICML 2019; ALGORITHMS.md §7.
 pub fn poisson_generic(alpha: f64, q: f64, base: &dyn Fn(f64) -> f64) -> f64 {
+    // A base that overflows (e.g. Laplace with a huge ε₀) can make the sum ∞ − ∞: no finite
+    // bound then.
+    let d = poisson_generic_unguarded(alpha, q, base);
+    if d.is_nan() {
+        f64::INFINITY
+    } else {
+        d
+    }
+}
+
+/// [`poisson_generic`] before NaN is read as +∞.
+fn poisson_generic_unguarded(alpha: f64, q: f64, base: &dyn Fn(f64) -> f64) -> f64 {
     if alpha.is_nan() || q.is_nan() {
         return f64::INFINITY;
     }

@@ -173,6 +173,10 @@ pub fn delta_for_epsilon(rho: f64, epsilon: f64) -> f64 {
     } else {
         log_simple
     };
+    if log_delta.is_nan() {
+        // ∞/∞ for ρ and ε near f64::MAX: only the trivial bound.
+        return 1.0;
+    }
     // exp rounds to within one ulp; the factor covers it.
     (log_delta.exp() * (1.0 + 4.0 * UNIT_ROUNDOFF)).clamp(0.0, 1.0)
 }

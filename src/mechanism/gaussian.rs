@@ -45,10 +45,15 @@ impl Gaussian {
     /// distribution as any Gaussian with `Δ/σ = mu`.
     ///
     /// # Errors
-    /// [`Error::InvalidParameter`] unless `mu` is finite and > 0.
+    /// [`Error::InvalidParameter`] unless `mu` is finite and > 0 with a finite `1/mu` (not
+    /// subnormal).
     pub fn from_mu(mu: f64) -> Result<Self> {
-        if !(mu.is_finite() && mu > 0.0) {
-            return Err(Error::invalid("mu", mu, "a finite number > 0"));
+        if !(mu.is_finite() && mu > 0.0 && (1.0 / mu).is_finite()) {
+            return Err(Error::invalid(
+                "mu",
+                mu,
+                "a finite number > 0 whose reciprocal is finite",
+            ));
         }
         Gaussian::new(1.0 / mu, 1.0)
     }
@@ -83,9 +88,17 @@ impl Gaussian {
         if epsilon == f64::INFINITY {
             return 0.0;
         }
+        if mu == 0.0 {
+            // Identical distributions: δ(ε) = max(0, 1 − e^ε).
+            return (-epsilon.exp_m1()).max(0.0);
+        }
         let a = mu / 2.0 - epsilon / mu;
         let b = -mu / 2.0 - epsilon / mu;
         let log_a = normal::log_cdf(a);
+        if log_a == f64::NEG_INFINITY {
+            // δ ≤ Φ(a) = 0 (also when ε/μ overflows for a subnormal μ, where r would be NaN).
+            return 0.0;
+        }
         let log_b = normal::log_cdf(b);
         let r = epsilon + log_b - log_a;
         if r >= 0.0 {

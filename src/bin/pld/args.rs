@@ -226,7 +226,8 @@ pub struct AccuracyArgs {
     /// δ: default 1e-4).
     #[arg(long, value_name = "REL", allow_negative_numbers = true)]
     pub tolerance: Option<f64>,
-    /// Fixed grid step in nats instead of refining to the tolerance.
+    /// Fixed grid step in nats instead of refining to the tolerance: a number in [1e-12, 1]
+    /// (others exit with code 2; a step too fine for the composition's grid exits with 1).
     #[arg(long, value_name = "NATS", allow_negative_numbers = true)]
     pub grid_step: Option<f64>,
 }
