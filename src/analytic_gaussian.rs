@@ -96,23 +96,26 @@ const ASYMPTOTIC_TERMS: usize = 10;
 /// # References
 /// Balle & Wang, ICML 2018, Thm 8.
 pub fn delta_for_epsilon(mu: f64, epsilon: f64) -> Bracket {
+    delta_with_estimate(mu, epsilon).0
+}
+
+/// Best estimate of δ(ε): the centre of the ball that [`delta_for_epsilon`] widens (for
+/// δ below the double range, the nearest double, 0). Not a bound on either side.
+pub fn delta_estimate(mu: f64, epsilon: f64) -> f64 {
+    delta_with_estimate(mu, epsilon).1
+}
+
+/// The bracket of [`delta_for_epsilon`] and the estimate of [`delta_estimate`].
+fn delta_with_estimate(mu: f64, epsilon: f64) -> (Bracket, f64) {
+    let exact = |v: f64| (Bracket { upper: v, lower: v }, v);
     if mu.is_nan() || epsilon.is_nan() || mu <= 0.0 {
-        return Bracket {
-            upper: f64::NAN,
-            lower: f64::NAN,
-        };
+        return exact(f64::NAN);
     }
     if epsilon == f64::INFINITY {
-        return Bracket {
-            upper: 0.0,
-            lower: 0.0,
-        };
+        return exact(0.0);
     }
     if epsilon == f64::NEG_INFINITY || mu == f64::INFINITY {
-        return Bracket {
-            upper: 1.0,
-            lower: 1.0,
-        };
+        return exact(1.0);
     }
     if epsilon < 0.0 {
         // δ(ε) = −expm1(ε) + e^ε δ(−ε): a sum of non-negative terms.
@@ -124,13 +127,12 @@ pub fn delta_for_epsilon(mu: f64, epsilon: f64) -> Bracket {
         };
         let e = Ball::exact(epsilon);
         let total = e.exp_m1().neg().add(e.exp().mul(d));
-        return total.bracket();
+        return (total.bracket(), total.v.clamp(0.0, 1.0));
     }
-    let value = evaluate(mu, epsilon);
-    match value {
-        Value::Linear(ball) => ball.bracket(),
-        Value::Log(ball) => ball.exp_bracket(),
-        Value::Bracket(b) => b,
+    match evaluate(mu, epsilon) {
+        Value::Linear(ball) => (ball.bracket(), ball.v.clamp(0.0, 1.0)),
+        Value::Log(ball) => (ball.exp_bracket(), ball.v.exp().min(1.0)),
+        Value::Bracket(b) => (b, 0.0),
     }
 }
 

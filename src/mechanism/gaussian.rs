@@ -73,18 +73,15 @@ impl Gaussian {
     /// ```text
     /// δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)
     /// ```
-    /// The midpoint of [`crate::analytic_gaussian::delta_for_epsilon`], which evaluates this
-    /// without cancellation (also at tiny μ, where the two terms agree to `μ/max(1, ε/μ)`).
+    /// The centre of the ball that [`crate::analytic_gaussian::delta_for_epsilon`] widens into
+    /// its bracket, which evaluates this without cancellation (also at tiny μ, where the two
+    /// terms agree to `μ/max(1, ε/μ)`); see [`crate::analytic_gaussian::delta_estimate`].
     ///
     /// # Guarantee
-    /// Within the half-width of that bracket of the exact value (relative error below about
-    /// 5e-11 where δ ≥ 1e-300); callers needing a guaranteed side should use the bracket.
+    /// Within that bracket (relative error below about 5e-11 where δ ≥ 1e-300; 0 when δ is
+    /// far below the double range). Callers needing a guaranteed side should use the bracket.
     pub fn delta_for_mu(mu: f64, epsilon: f64) -> f64 {
-        let bracket = crate::analytic_gaussian::delta_for_epsilon(mu, epsilon);
-        if bracket.upper.is_nan() {
-            return f64::NAN;
-        }
-        (0.5 * bracket.upper + 0.5 * bracket.lower).clamp(0.0, 1.0)
+        crate::analytic_gaussian::delta_estimate(mu, epsilon)
     }
 }
 
