@@ -192,3 +192,41 @@ fn negative_epsilon_matches_the_symmetry_identity() {
         assert!(relative_width(&b, b.upper) <= MAX_RELATIVE_WIDTH, "{b:?}");
     }
 }
+
+/// No truth needed: on a dense log grid μ ∈ [1e-12, 1e4] × ε ∈ {0} ∪ [1e-13, 1e3] (and on
+/// x = ε/μ − μ/2 around the branch switch at 30), every δ bracket is ordered, inside [0, 1],
+/// and tight wherever δ ≥ 1e-300.
+#[test]
+fn brackets_are_tight_on_a_dense_grid() {
+    let mut failures = Vec::new();
+    let mut check = |mu: f64, epsilon: f64| {
+        let b = delta_for_epsilon(mu, epsilon);
+        let ok = 0.0 <= b.lower
+            && b.lower <= b.upper
+            && b.upper <= 1.0
+            && b.upper > 0.0
+            && (b.lower < 1e-300 || b.upper - b.lower <= MAX_RELATIVE_WIDTH * b.lower);
+        if !ok {
+            failures.push(format!("μ={mu:e} ε={epsilon:e}: {b:?}"));
+        }
+    };
+    for i in 0..=160 {
+        let mu = 10f64.powf(-12.0 + 0.1 * i as f64);
+        check(mu, 0.0);
+        for j in 0..=160 {
+            check(mu, 10f64.powf(-13.0 + 0.1 * j as f64));
+        }
+        for x in [-1.0, 0.0, 0.5, 1.0, 2.0, 10.0, 29.9, 30.0, 30.1, 35.0, 37.0] {
+            let epsilon = mu * (x + 0.5 * mu);
+            if epsilon >= 0.0 {
+                check(mu, epsilon);
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
+}
