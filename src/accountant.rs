@@ -224,6 +224,8 @@ pub struct Accountant {
 struct Plan {
     /// μ of all unsampled (or q = 1) Gaussian events together, if any.
     gaussian_mu: Option<f64>,
+    /// Bound on the relative rounding error of `gaussian_mu` (see [`Plan::analytic_mu`]).
+    gaussian_mu_relative_error: f64,
     /// The other events, identical ones merged.
     groups: Vec<Group>,
 }
@@ -298,8 +300,11 @@ impl Accountant {
         }
         let tolerance = self.options.tolerance;
         let target = |b: &Bracket| (tolerance.relative * b.upper).max(tolerance.absolute_epsilon);
-        if let Some(mu) = self.plan.analytic_mu() {
-            let epsilon = analytic_gaussian::epsilon_for_delta(mu, delta);
+        if let Some((mu_lo, mu_hi)) = self.plan.analytic_mu() {
+            let epsilon = Bracket {
+                upper: analytic_gaussian::epsilon_for_delta(mu_hi, delta).upper,
+                lower: analytic_gaussian::epsilon_for_delta(mu_lo, delta).lower,
+            };
             return Ok(EpsilonAnswer {
                 delta,
                 epsilon,
@@ -336,8 +341,11 @@ impl Accountant {
         let tolerance = self.options.tolerance;
         let target =
             |b: &Bracket| (tolerance.relative_delta * b.upper).max(tolerance.absolute_delta);
-        if let Some(mu) = self.plan.analytic_mu() {
-            let delta = analytic_gaussian::delta_for_epsilon(mu, epsilon);
+        if let Some((mu_lo, mu_hi)) = self.plan.analytic_mu() {
+            let delta = Bracket {
+                upper: analytic_gaussian::delta_for_epsilon(mu_hi, epsilon).upper,
+                lower: analytic_gaussian::delta_for_epsilon(mu_lo, epsilon).lower,
+            };
             return Ok(DeltaAnswer {
                 epsilon,
                 delta,
@@ -645,6 +653,7 @@ impl Plan {
     fn from_spec(spec: &CompositionSpec) -> Result<Plan> {
         let mut mu_squared = 0.0;
         let mut any_unsampled = false;
+        let mut unsampled_events = 0usize;
         let mut groups: Vec<Group> = Vec::new();
         // Under replace-one the two outputs of unsampled additive noise differ by 2Δ.
         let factor = match spec.neighbouring {
@@ -679,6 +688,7 @@ impl Plan {
                     let gaussian = Gaussian::new(sigma, sensitivity).map_err(located)?;
                     mu_squared += event.count as f64 * (factor * gaussian.mu()).powi(2);
                     any_unsampled = true;
+                    unsampled_events += 1;
                     continue;
                 }
                 (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::Poisson(rate)) => {
@@ -792,16 +802,24 @@ impl Plan {
         } else {
             None
         };
+        // Each term count·(factor·Δ/σ)² carries three roundings, the sum of n positive terms
+        // n − 1 more, and the square root halves that and adds one: (n/2 + 2)·2⁻⁵³ in all,
+        // below (n + 4)·2⁻⁵² with room for second-order terms (and an inexact count > 2⁵³).
+        let gaussian_mu_relative_error = (unsampled_events as f64 + 4.0) * f64::EPSILON;
         Ok(Plan {
             gaussian_mu,
+            gaussian_mu_relative_error,
             groups,
         })
     }
 
-    /// μ when the whole composition is one Gaussian (no grid needed).
-    fn analytic_mu(&self) -> Option<f64> {
+    /// `[μ_lo, μ_hi]` around the exact μ when the whole composition is one Gaussian (no grid
+    /// needed): the computed μ widened by its rounding error bound. δ(ε) and ε(δ) increase
+    /// with μ, so lower bounds are taken at `μ_lo` and upper bounds at `μ_hi`.
+    fn analytic_mu(&self) -> Option<(f64, f64)> {
         if self.groups.is_empty() {
-            self.gaussian_mu
+            let r = self.gaussian_mu_relative_error;
+            self.gaussian_mu.map(|mu| (mu * (1.0 - r), mu * (1.0 + r)))
         } else {
             None
         }

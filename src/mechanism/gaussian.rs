@@ -73,39 +73,20 @@ impl Gaussian {
         self.sensitivity / self.sigma
     }
 
-    /// Exact δ(ε) of the mechanism with parameter `mu` (Balle–Wang), evaluated in log space.
+    /// δ(ε) of the mechanism with parameter `mu` (Balle–Wang), to about 1e-11 relative.
     ///
     /// ```text
-    /// δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) = Φ(a)·(1 − exp(ε + ln Φ(b) − ln Φ(a)))
+    /// δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)
     /// ```
+    /// The centre of the ball that [`crate::analytic_gaussian::delta_for_epsilon`] widens into
+    /// its bracket, which evaluates this without cancellation (also at tiny μ, where the two
+    /// terms agree to `μ/max(1, ε/μ)`); see [`crate::analytic_gaussian::delta_estimate`].
+    ///
     /// # Guarantee
-    /// Exact up to rounding, with relative error below
-    /// [`crate::analytic_gaussian::relative_error`]`(δ)` wherever δ ≥ 1e-300.
+    /// Within that bracket (relative error below about 5e-11 where δ ≥ 1e-300; 0 when δ is
+    /// far below the double range). Callers needing a guaranteed side should use the bracket.
     pub fn delta_for_mu(mu: f64, epsilon: f64) -> f64 {
-        if epsilon == f64::NEG_INFINITY {
-            return 1.0;
-        }
-        if epsilon == f64::INFINITY {
-            return 0.0;
-        }
-        if mu == 0.0 {
-            // Identical distributions: δ(ε) = max(0, 1 − e^ε).
-            return (-epsilon.exp_m1()).max(0.0);
-        }
-        let a = mu / 2.0 - epsilon / mu;
-        let b = -mu / 2.0 - epsilon / mu;
-        let log_a = normal::log_cdf(a);
-        if log_a == f64::NEG_INFINITY {
-            // δ ≤ Φ(a) = 0 (also when ε/μ overflows for a subnormal μ, where r would be NaN).
-            return 0.0;
-        }
-        let log_b = normal::log_cdf(b);
-        let r = epsilon + log_b - log_a;
-        if r >= 0.0 {
-            return 0.0;
-        }
-        let value = log_a.exp() * -r.exp_m1();
-        value.clamp(0.0, 1.0)
+        crate::analytic_gaussian::delta_estimate(mu, epsilon)
     }
 }
 
