@@ -682,6 +682,12 @@ struct Outcome {
 
 fn run_case(seed: u64, case: &Case, verbose: bool) -> Outcome {
     let spec_text = spec_json(case);
+    if verbose {
+        println!(
+            "case {}: {spec_text}\n    query {:?}",
+            case.index, case.query
+        );
+    }
     let mechs: Vec<&str> = case.events.iter().map(|e| mech_name(&e.mech)).collect();
     let group = mechs.join("+");
     let describe = |class: &str, detail: String| Failure {
@@ -856,6 +862,23 @@ fn sweep(seed: u64, cases: u64, cheap: bool) {
             );
         }
         answered += usize::from(outcome.answered);
+        // The long sweep reports as it goes, so a run that is stopped still tells.
+        if !cheap {
+            for f in &outcome.failures {
+                println!("FAILED {}", f.message);
+            }
+            if outcome.seconds > 5.0 {
+                println!("slow: case {index} took {:.1} s", outcome.seconds);
+            }
+            if (index + 1) % 25 == 0 {
+                println!(
+                    "progress: {} cases, {} failures, {:.0} s",
+                    index + 1,
+                    failures.len() + outcome.failures.len(),
+                    start.elapsed().as_secs_f64()
+                );
+            }
+        }
         failures.extend(outcome.failures);
     }
     println!(
