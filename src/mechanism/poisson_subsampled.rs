@@ -62,13 +62,13 @@ impl<M: MonotonePrivacyLoss> PoissonSubsampled<M> {
     /// For ε > 0 it is evaluated as `ε − ln q + ln(1 + (q − 1)e^{−ε})`, which neither
     /// overflows nor cancels; for ε ≤ 0 as `ln1p(expm1(ε)/q)` while that argument is above −½,
     /// and closer to ln(1 − q) as `ln((1 − q)/q) + ln(expm1(ε − ln(1 − q)))`, which does not
-    /// cancel either (`1 − q + q e^β = e^ε`).
+    /// cancel either (`1 − q + q e^β = e^ε`). At q = 1 it is ε itself (ln(1 − q) = −∞).
     fn base_loss_for(&self, epsilon: f64) -> f64 {
         if epsilon > 0.0 {
             return epsilon - self.log_rate + ((self.rate - 1.0) * (-epsilon).exp()).ln_1p();
         }
         let ratio = epsilon.exp_m1() / self.rate;
-        if ratio > -0.5 {
+        if ratio > -0.5 || self.rate == 1.0 {
             ratio.ln_1p()
         } else {
             self.log_keep_out - self.log_rate + (epsilon - self.log_keep_out).exp_m1().ln()
