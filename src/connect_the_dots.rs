@@ -16,6 +16,9 @@ impl LossBins {
     /// ```text
     /// w_{j+1} = (P_I − e^{ε_j} Q_I) / (1 − e^{−h}),    w_j = P_I − w_{j+1}
     /// ```
+    /// with the excess `P_I − e^{ε_j} Q_I` as the mechanism computed it (the bins'
+    /// `excess_low`): δ at the nodes is a sum of these excesses, so their relative
+    /// accuracy is δ's.
     /// Mass below the grid goes up to the first node; mass above it goes to +∞.
     ///
     /// # Guarantee
@@ -33,8 +36,9 @@ impl LossBins {
         let one_minus_e_minus_h = -(-h).exp_m1();
         let mut probs = vec![0.0; nodes];
         for j in 0..nodes - 1 {
-            let (p, q) = (self.p[j], self.q[j]);
-            let a = (p - self.node_loss(j).exp() * q).max(0.0);
+            // a = P_I − e^{ε_j} Q_I, as the mechanism computed it (no cancellation).
+            let p = self.p[j];
+            let a = self.excess_low[j].max(0.0);
             let up = (a / one_minus_e_minus_h).min(p);
             probs[j + 1] += up;
             probs[j] += p - up;

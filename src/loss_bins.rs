@@ -16,12 +16,23 @@ pub const MAX_GRID_POINTS: usize = 1 << 22;
 /// Knowing both P- and Q-masses is what makes connect-the-dots exact per bin (ALGORITHMS.md
 /// §3.2) and the merged atoms of [`crate::lumped_atoms`] exact, and it makes the other
 /// direction free: the ADD pair is the REMOVE pair swapped, see [`LossBins::swapped`].
+///
+/// What connect-the-dots actually uses is the excess `P_I − e^{ε} Q_I` of a bin at one of its
+/// nodes, and that is stored too, computed by the mechanism: as a difference of the stored
+/// masses it would cancel when δ is far below the bin's mass (small sampling rates), and its
+/// absolute rounding error would not be covered by the relative floating-point allowance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LossBins {
     pub(crate) step: f64,
     pub(crate) first: i64,
     pub(crate) p: Vec<f64>,
     pub(crate) q: Vec<f64>,
+    /// `p[j] − e^{ε_j}·q[j] ≥ 0`: the excess of bin j at its lower node, computed by the
+    /// mechanism without cancellation ([`MonotonePrivacyLoss::excess_between`]).
+    pub(crate) excess_low: Vec<f64>,
+    /// `p[j] − e^{ε_{j+1}}·q[j] ≤ 0`: the excess at its upper node (what the swapped pair
+    /// needs, see [`LossBins::swapped`]).
+    pub(crate) excess_high: Vec<f64>,
     /// (P, Q) mass of the finite losses below `ε_0`.
     pub(crate) below: (f64, f64),
     /// (P, Q) mass of the finite losses at or above the top node.
@@ -60,16 +71,22 @@ impl LossBins {
         // end: the atom then lies inside a bin and is split, rather than left in the tails
         // (where the top would go to +∞).
         let pad = i64::from(mechanism.constant_loss_regions() != (None, None));
-        let first = (bottom_loss / step).floor() as i64 - pad;
-        let last = (top_loss / step).ceil() as i64 + pad;
-        let nodes = (last - first + 1).max(2) as u64;
-        if nodes > MAX_GRID_POINTS as u64 {
+        // Sizes in f64 first: a tiny step must give an error, not a saturated or wrapped index.
+        let first = (bottom_loss / step).floor() - pad as f64;
+        let last = (top_loss / step).ceil() + pad as f64;
+        let nodes = (last - first + 1.0).max(2.0);
+        if !(nodes <= MAX_GRID_POINTS as f64 && first.abs() < 1e15 && last.abs() < 1e15) {
             return Err(Error::GridTooLarge {
-                points: nodes,
+                points: if nodes < u64::MAX as f64 {
+                    nodes as u64
+                } else {
+                    u64::MAX
+                },
                 limit: MAX_GRID_POINTS as u64,
                 hint: format!("use a grid step larger than {step:e}"),
             });
         }
+        let first = first as i64;
         let nodes = nodes as usize;
         let edges: Vec<M::Edge> = (0..nodes)
             .map(|j| {
@@ -79,11 +96,16 @@ impl LossBins {
             .collect();
         let mut p = Vec::with_capacity(nodes - 1);
         let mut q = Vec::with_capacity(nodes - 1);
+        let mut excess_low = Vec::with_capacity(nodes - 1);
+        let mut excess_high = Vec::with_capacity(nodes - 1);
+        let node_loss = |j: usize| (first + j as i64) as f64 * step;
         for j in 0..nodes - 1 {
             // Node j sits at larger x than node j+1: L is non-increasing.
             let (pj, qj) = mechanism.masses_between(edges[j], edges[j + 1]);
             p.push(pj);
             q.push(qj);
+            excess_low.push(mechanism.excess_between(edges[j], edges[j + 1], node_loss(j)));
+            excess_high.push(mechanism.excess_between(edges[j], edges[j + 1], node_loss(j + 1)));
         }
         let (p_infinity, q_neg_infinity) = mechanism.infinite_masses();
         let bins = LossBins {
@@ -91,6 +113,8 @@ impl LossBins {
             first,
             p,
             q,
+            excess_low,
+            excess_high,
             below: mechanism.masses_above(edges[0]),
             above: mechanism.masses_below(edges[nodes - 1]),
             p_infinity,
@@ -105,14 +129,29 @@ impl LossBins {
     /// bin [ε_j, ε_{j+1}) with (P, Q)  ↦  bin (−ε_{j+1}, −ε_j] with (Q, P)
     /// ```
     /// Losses exactly on a node change side of the half-open bins; connect-the-dots treats a
-    /// bin's mass as spread over the closed bin, so nothing depends on it.
+    /// bin's mass as spread over the closed bin, so nothing depends on it. The excesses follow
+    /// without any subtraction:
+    /// ```text
+    /// Q_I − e^{−ε_{j+1}} P_I = −e^{−ε_{j+1}}·(P_I − e^{ε_{j+1}} Q_I)      (new lower node −ε_{j+1})
+    /// Q_I − e^{−ε_j} P_I     = −e^{−ε_j}·(P_I − e^{ε_j} Q_I)              (new upper node −ε_j)
+    /// ```
     pub fn swapped(&self) -> LossBins {
         let nodes = self.p.len() as i64 + 1;
+        let scaled = |excess: &[f64], shift: usize| -> Vec<f64> {
+            excess
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(j, &e)| -(-self.node_loss(j + shift)).exp() * e)
+                .collect()
+        };
         LossBins {
             step: self.step,
             first: -(self.first + nodes - 1),
             p: self.q.iter().rev().copied().collect(),
             q: self.p.iter().rev().copied().collect(),
+            excess_low: scaled(&self.excess_high, 1),
+            excess_high: scaled(&self.excess_low, 0),
             below: (self.above.1, self.above.0),
             above: (self.below.1, self.below.0),
             p_infinity: self.q_neg_infinity,

@@ -37,6 +37,10 @@ pub fn landing_tolerance(step: f64) -> f64 {
     (LANDING_TOLERANCE * step * step).max(1e-12)
 }
 
+/// Largest |node index| accepted: below 2⁵³, so indices convert to and from f64 exactly and
+/// their differences cannot overflow. A step too fine for it is reported as a grid too large.
+const MAX_NODE_INDEX: f64 = 1e15;
+
 /// Largest number of CDF evaluations spent on landing one atom.
 const MAX_ITERATIONS: usize = 50;
 
@@ -51,6 +55,12 @@ pub struct LumpedAtoms {
     q: Vec<f64>,
     /// Q-mass of the losses below the first interval (ADD: above its top node).
     q_below: f64,
+    /// Index of the node `q_below` belongs to: the first node at or above the bottom of the
+    /// range (ADD: at or below the negated bottom). Not 0 when the grid was extended downwards.
+    q_below_index: usize,
+    /// How far (nats) a REMOVE atom may sit above its true merged loss: the rounding of the
+    /// merged losses (see [`merged_loss`]). The ADD atoms add [`landing_tolerance`] to it.
+    rounding_allowance: f64,
     p_infinity: f64,
     q_neg_infinity: f64,
 }
@@ -80,17 +90,31 @@ impl LumpedAtoms {
             ));
         }
         let x_hi = x_hi.min(mechanism.inverse_privacy_loss(bottom));
-        let estimate = ((top - bottom) / step) as u64 + 2;
-        if estimate > MAX_GRID_POINTS as u64 {
-            return Err(Error::GridTooLarge {
-                points: estimate,
-                limit: MAX_GRID_POINTS as u64,
-                hint: format!("use a grid step larger than {step:e}"),
-            });
+        // Every size and index below is computed in f64 and checked before it becomes an
+        // integer: a tiny step must give an error, not a wrapped size or an index overflow.
+        let too_large = |points: f64| Error::GridTooLarge {
+            points: if points.is_finite() && points < u64::MAX as f64 {
+                points as u64
+            } else {
+                u64::MAX
+            },
+            limit: MAX_GRID_POINTS as u64,
+            hint: format!("use a grid step larger than {step:e}"),
+        };
+        let estimate = (top - bottom) / step + 2.0;
+        let first = (bottom / step - 0.5).ceil();
+        let top_node = (top / step - 0.5).floor();
+        let fits = estimate.is_finite()
+            && estimate <= MAX_GRID_POINTS as f64
+            && first.abs() < MAX_NODE_INDEX
+            && top_node.abs() < MAX_NODE_INDEX;
+        if !fits {
+            return Err(too_large(estimate));
         }
-        let first = (bottom / step - 0.5).ceil() as i64;
-        let mut p = Vec::with_capacity(estimate as usize);
-        let mut q = Vec::with_capacity(estimate as usize);
+        let (first, top_node) = (first as i64, top_node as i64);
+        let estimate = estimate as usize;
+        let mut p = Vec::with_capacity(estimate);
+        let mut q = Vec::with_capacity(estimate);
         let start_edge = mechanism.edge(x_hi);
         let q_below = mechanism.masses_above(start_edge).1;
         let mut lander = Lander {
@@ -99,6 +123,7 @@ impl LumpedAtoms {
             start_edge,
             top,
             slope: 0.5,
+            rounding: 0.0,
         };
         let mut node = first;
         while lander.start < top && p.len() < MAX_GRID_POINTS {
@@ -126,6 +151,7 @@ impl LumpedAtoms {
         // these are the lowest losses and are dropped). The node may lie below the first one
         // (when no interval could be closed at all): then the grid is extended downwards,
         // never the mass moved up.
+        let first_node = first;
         let mut first = first;
         // What the intervals did not reach: the finite part up to the top of the range is
         // merged and rounded down to the node below its merged loss; the part beyond the top
@@ -133,39 +159,46 @@ impl LumpedAtoms {
         let top_edge = mechanism.edge(x_lo.max(mechanism.inverse_privacy_loss(top)));
         let (p_mid, q_mid) = mechanism.masses_between(lander.start_edge, top_edge);
         let (p_above, _) = mechanism.masses_below(top_edge);
-        let top_node = (top / step - 0.5).floor() as i64;
-        for (mass, merged) in [
-            (
-                p_mid,
-                if q_mid > 0.0 {
-                    (p_mid / q_mid).ln().min(top)
-                } else {
-                    top
-                },
-            ),
-            (p_above, top),
-        ] {
+        let mid_merged = if q_mid > 0.0 {
+            // Rounded down by its rounding bound: the node must not exceed the true loss.
+            let (merged, rounding) =
+                merged_loss(mechanism, lander.start_edge, top_edge, p_mid, q_mid, None);
+            (merged - rounding).min(top)
+        } else {
+            top
+        };
+        for (mass, merged) in [(p_mid, mid_merged), (p_above, top)] {
             // Mass merging below the bottom of the range may simply be dropped.
-            if mass <= 0.0 || merged < bottom {
+            if mass <= 0.0 || merged.is_nan() || merged < bottom {
                 continue;
             }
+            // bottom ≤ merged ≤ top, so the node lies within the checked range (first − 1 at
+            // the lowest).
             let node = ((merged / step - 0.5).floor() as i64).min(top_node);
             if node < first {
-                let extra = (first - node) as usize;
+                let extra = usize::try_from(first - node).map_err(|_| too_large(f64::INFINITY))?;
+                if p.len() + extra > MAX_GRID_POINTS {
+                    return Err(too_large((p.len() + extra) as f64));
+                }
                 p.splice(0..0, std::iter::repeat_n(0.0, extra));
                 q.splice(0..0, std::iter::repeat_n(0.0, extra));
                 first = node;
             }
-            let index = (node - first) as usize;
+            let index = usize::try_from(node - first).map_err(|_| too_large(f64::INFINITY))?;
+            if index >= MAX_GRID_POINTS {
+                return Err(too_large(index as f64 + 1.0));
+            }
             if index >= p.len() {
                 p.resize(index + 1, 0.0);
                 q.resize(index + 1, 0.0);
             }
             p[index] += mass;
         }
-        if p.is_empty() {
-            p.push(0.0);
-            q.push(0.0);
+        // q_below belongs to the first node of the range, wherever the grid now starts.
+        let q_below_index = (first_node - first) as usize;
+        if p.len() <= q_below_index {
+            p.resize(q_below_index + 1, 0.0);
+            q.resize(q_below_index + 1, 0.0);
         }
         let (p_infinity, q_neg_infinity) = mechanism.infinite_masses();
         Ok(LumpedAtoms {
@@ -174,6 +207,8 @@ impl LumpedAtoms {
             p,
             q,
             q_below,
+            q_below_index,
+            rounding_allowance: lander.rounding,
             p_infinity,
             q_neg_infinity,
         })
@@ -184,8 +219,16 @@ impl LumpedAtoms {
     /// # Guarantee
     /// Lower bound: every atom is an exact merge of true outcomes, moved down by at most
     /// [`landing_tolerance`] (or, for the top tail, rounded down); the bottom tail is dropped.
+    /// An atom may sit above its merged loss by the rounding of that loss (tiny, see
+    /// [`merged_loss`]), recorded as the PMF's loss allowance.
     pub fn remove_pmf(&self) -> GridPmf {
-        lower_pmf(self.step, self.first, self.p.clone(), self.p_infinity, 0.0)
+        lower_pmf(
+            self.step,
+            self.first,
+            self.p.clone(),
+            self.p_infinity,
+            self.rounding_allowance,
+        )
     }
 
     /// The lower PMF of the ADD pair (P and Q exchanged, losses negated).
@@ -196,18 +239,25 @@ impl LumpedAtoms {
     pub fn add_pmf(&self) -> GridPmf {
         let n = self.q.len() as i64;
         let mut probs: Vec<f64> = self.q.iter().rev().copied().collect();
-        let last = probs.len() - 1;
-        probs[last] += self.q_below;
+        // REMOVE node i is ADD index n − 1 − i. The bottom tail's ADD losses are at least
+        // −bottom ≥ −(first node of the range): it goes there, not to a node the grid was
+        // extended to below the range (that would move it up).
+        let index = probs.len() - 1 - self.q_below_index;
+        probs[index] += self.q_below;
         // Node i at (first + i + ½)h becomes −(first + i + ½)h = (−first − i − 1 + ½)h.
         lower_pmf(
             self.step,
             -self.first - n,
             probs,
             self.q_neg_infinity,
-            landing_tolerance(self.step),
+            landing_tolerance(self.step) + self.rounding_allowance,
         )
     }
 }
+
+/// A candidate end of an interval: (end loss, (P, Q) masses, edge there, rounding bound of the
+/// merged loss).
+type Landing<E> = (f64, (f64, f64), E, f64);
 
 /// Closes intervals from the bottom up so that each merges exactly on its node.
 struct Lander<'a, M: MonotonePrivacyLoss> {
@@ -219,6 +269,8 @@ struct Lander<'a, M: MonotonePrivacyLoss> {
     top: f64,
     /// Last measured d(merged loss)/d(interval end), used as the secant's first slope.
     slope: f64,
+    /// Largest rounding bound of the merged loss of an atom landed so far.
+    rounding: f64,
 }
 
 impl<M: MonotonePrivacyLoss> Lander<'_, M> {
@@ -230,17 +282,18 @@ impl<M: MonotonePrivacyLoss> Lander<'_, M> {
         let tolerance = landing_tolerance(step).max(1e-15 * target.abs());
         // Bracket: merged(below) < target ≤ merged(above).
         let mut below = self.start;
-        let mut above: Option<(f64, (f64, f64), M::Edge)> = None;
+        // (interval end, its masses, its edge, the rounding bound of its merged loss)
+        let mut above: Option<Landing<M::Edge>> = None;
         let mut previous: Option<(f64, f64)> = None;
         let mut t = 2.0 * target - self.start;
         for _ in 0..MAX_ITERATIONS {
             let end = t.min(self.top);
             let edge = m.edge(m.inverse_privacy_loss(end));
             let (pm, qm) = m.masses_between(self.start_edge, edge);
-            let merged = merged_loss(pm, qm);
+            let (merged, rounding) = merged_loss(m, self.start_edge, edge, pm, qm, Some(target));
             if merged >= target {
                 if above.as_ref().is_none_or(|a| end < a.0) {
-                    above = Some((end, (pm, qm), edge));
+                    above = Some((end, (pm, qm), edge, rounding));
                 }
                 if merged - target <= tolerance {
                     break;
@@ -273,22 +326,54 @@ impl<M: MonotonePrivacyLoss> Lander<'_, M> {
                 below + step
             };
         }
-        let (end, masses, edge) = above?;
+        let (end, masses, edge, rounding) = above?;
         self.start = end;
         self.start_edge = edge;
+        self.rounding = self.rounding.max(rounding);
         Some(masses)
     }
 }
 
-/// `ln(P/Q)`, with the limits for empty masses.
-fn merged_loss(p: f64, q: f64) -> f64 {
-    if p > 0.0 && q > 0.0 {
-        (p / q).ln()
-    } else if p > 0.0 {
-        f64::INFINITY
-    } else {
-        f64::NEG_INFINITY
+/// The merged loss `ln(P_I/Q_I)` of the interval between two edges, with a bound on its
+/// rounding error; the limits ±∞ for empty masses.
+///
+/// ```text
+/// ln(P_I/Q_I) = c + ln1p((P_I − e^c Q_I)/(e^c Q_I))
+/// ```
+/// with the excess from [`MonotonePrivacyLoss::excess_between`] at a reference loss c (the
+/// target node, or the direct `ln(P_I/Q_I)` when there is none). Taking the logarithm of the
+/// ratio directly would be wrong by ~1e-16 nats absolute, which at a small sampling rate (where
+/// every loss is within ~q of 0) is a large relative error of δ ~ q; this form is accurate
+/// relative to `|ln(P_I/Q_I) − c|`.
+///
+/// The bound `32u·(1 + |c| + |result|)` (u = 2⁻⁵²) covers the rounding of c and of the ln1p,
+/// and the excess's error, which is at most a few ulps of `P_I + e^c Q_I` (or smaller, see
+/// `excess_between`), relative to `e^c Q_I`: `u·(2 + r)` for `r = P_I/(e^c Q_I) − 1`, whose
+/// logarithm's error is at most `2u`.
+fn merged_loss<M: MonotonePrivacyLoss>(
+    mechanism: &M,
+    upper: M::Edge,
+    lower: M::Edge,
+    p: f64,
+    q: f64,
+    reference: Option<f64>,
+) -> (f64, f64) {
+    if p.is_nan() || p <= 0.0 {
+        return (f64::NEG_INFINITY, 0.0);
     }
+    if q.is_nan() || q <= 0.0 {
+        return (f64::INFINITY, 0.0);
+    }
+    let direct = (p / q).ln();
+    let c = reference.unwrap_or(direct);
+    let ratio = mechanism.excess_between(upper, lower, c) / (c.exp() * q);
+    let merged = if c.is_finite() && ratio > -1.0 && ratio.is_finite() {
+        c + ratio.ln_1p()
+    } else {
+        direct
+    };
+    let rounding = 32.0 * f64::EPSILON * (1.0 + c.abs() + merged.abs());
+    (merged, rounding)
 }
 
 fn lower_pmf(

@@ -97,6 +97,8 @@ pub struct GaussianEdge {
     p: Tail,
     /// Tail of Q = N(0, σ²).
     q: Tail,
+    /// `F_P(x) − F_Q(x) ≥ 0`, computed without cancellation (small when μ is).
+    difference: f64,
 }
 
 impl MonotonePrivacyLoss for Gaussian {
@@ -111,9 +113,11 @@ impl MonotonePrivacyLoss for Gaussian {
     }
 
     fn edge(&self, x: f64) -> GaussianEdge {
+        let z = (x + self.sensitivity) / self.sigma;
         GaussianEdge {
-            p: Tail::at((x + self.sensitivity) / self.sigma),
+            p: Tail::at(z),
             q: Tail::at(x / self.sigma),
+            difference: normal::mass_between_shifted(z, self.mu()),
         }
     }
 
@@ -123,6 +127,33 @@ impl MonotonePrivacyLoss for Gaussian {
 
     fn masses_below(&self, edge: GaussianEdge) -> (f64, f64) {
         (edge.p.below(), edge.q.below())
+    }
+
+    /// `P_I − e^c Q_I` as the better-conditioned of the direct difference and
+    /// ```text
+    /// (1 − e^c)·P_I + e^c·(P_I − Q_I),   P_I − Q_I = D(upper) − D(lower),   D = F_P − F_Q
+    /// ```
+    /// where D comes from [`normal::mass_between_shifted`] without cancellation. For small μ
+    /// the losses are all close to 0 and P_I ≈ Q_I, so the direct difference loses all digits
+    /// of a δ of order μ; the split form keeps them. The form whose error bound (the sum of the
+    /// magnitudes of its terms, times a few ulps) is smaller is used.
+    fn excess_between(&self, upper: GaussianEdge, lower: GaussianEdge, c: f64) -> f64 {
+        let (p, q) = self.masses_between(upper, lower);
+        if q <= 0.0 {
+            return p;
+        }
+        let scale = c.exp();
+        if !scale.is_finite() {
+            return f64::NEG_INFINITY;
+        }
+        let direct_size = p + scale * q;
+        let one_minus = -c.exp_m1();
+        let split_size = one_minus.abs() * p + scale * (upper.difference + lower.difference);
+        if split_size < direct_size {
+            one_minus * p + scale * (upper.difference - lower.difference)
+        } else {
+            p - scale * q
+        }
     }
 
     fn masses_above(&self, edge: GaussianEdge) -> (f64, f64) {

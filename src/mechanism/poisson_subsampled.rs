@@ -56,15 +56,22 @@ impl<M: MonotonePrivacyLoss> PoissonSubsampled<M> {
         &self.base
     }
 
-    /// `ln(1 + (e^ε − 1)/q)`: the base loss at which the subsampled loss equals ε.
+    /// `ln(1 + (e^ε − 1)/q)`: the base loss at which the subsampled loss equals ε (for
+    /// ε > ln(1 − q)).
     ///
     /// For ε > 0 it is evaluated as `ε − ln q + ln(1 + (q − 1)e^{−ε})`, which neither
-    /// overflows nor cancels; for ε ≤ 0 as `ln1p(expm1(ε)/q)`.
+    /// overflows nor cancels; for ε ≤ 0 as `ln1p(expm1(ε)/q)` while that argument is above −½,
+    /// and closer to ln(1 − q) as `ln((1 − q)/q) + ln(expm1(ε − ln(1 − q)))`, which does not
+    /// cancel either (`1 − q + q e^β = e^ε`). At q = 1 it is ε itself (ln(1 − q) = −∞).
     fn base_loss_for(&self, epsilon: f64) -> f64 {
         if epsilon > 0.0 {
-            epsilon - self.log_rate + ((self.rate - 1.0) * (-epsilon).exp()).ln_1p()
+            return epsilon - self.log_rate + ((self.rate - 1.0) * (-epsilon).exp()).ln_1p();
+        }
+        let ratio = epsilon.exp_m1() / self.rate;
+        if ratio > -0.5 || self.rate == 1.0 {
+            ratio.ln_1p()
         } else {
-            (epsilon.exp_m1() / self.rate).ln_1p()
+            self.log_keep_out - self.log_rate + (epsilon - self.log_keep_out).exp_m1().ln()
         }
     }
 }
@@ -95,6 +102,34 @@ impl<M: MonotonePrivacyLoss> MonotonePrivacyLoss for PoissonSubsampled<M> {
     fn masses_below(&self, edge: M::Edge) -> (f64, f64) {
         let (p0, q0) = self.base.masses_below(edge);
         ((1.0 - self.rate) * q0 + self.rate * p0, q0)
+    }
+
+    /// `P_I − e^c Q_I` moved to the base pair, where the losses are far apart:
+    /// ```text
+    /// (1−q)Q₀ + qP₀ − e^c Q₀ = q·(P₀ − e^{β(c)} Q₀),   β(c) = ln(1 + (e^c − 1)/q)   (c > ln(1−q))
+    ///                        = (1 − q − e^c)·Q₀ + q·P₀                           (c ≤ ln(1−q))
+    /// ```
+    /// In the second case both terms are ≥ 0, `1 − q − e^c = −(1−q)·expm1(c − ln(1−q))`.
+    /// Subtracting the masses directly would cancel: with a small rate both are ≈ Q₀ while the
+    /// excess is of order q, so an absolute rounding of ~1e-16 would be a relative error of
+    /// 1e-16/q in δ.
+    ///
+    /// # Guarantee
+    /// q times the base's error bound (relative to the base terms, which are of the size of the
+    /// result divided by q), or, for c ≤ ln(1−q), a few ulps of a sum of non-negative terms.
+    fn excess_between(&self, upper: M::Edge, lower: M::Edge, c: f64) -> f64 {
+        if c > self.log_keep_out {
+            let beta = self.base_loss_for(c);
+            if beta <= 700.0 {
+                return self.rate * self.base.excess_between(upper, lower, beta);
+            }
+            // e^β would overflow (c large, q tiny): the same grouping on the masses.
+            let (p0, q0) = self.base.masses_between(upper, lower);
+            self.rate * p0 - (c.exp_m1() + self.rate) * q0
+        } else {
+            let (p0, q0) = self.base.masses_between(upper, lower);
+            -(1.0 - self.rate) * (c - self.log_keep_out).exp_m1() * q0 + self.rate * p0
+        }
     }
 
     fn masses_above(&self, edge: M::Edge) -> (f64, f64) {
