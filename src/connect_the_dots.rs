@@ -8,6 +8,12 @@ use crate::bound::Bound;
 use crate::grid_pmf::GridPmf;
 use crate::loss_bins::LossBins;
 
+/// Absolute error allowed for a Q-mass computed near the underflow threshold (about 2000
+/// times the smallest subnormal, 2^-1074 ≈ 4.9e-324): a Q-mass of 1e-320 has only a few
+/// significant bits, and `P − e^{ε_j}·Q` with e^{ε_j} = e^{70} turns its rounding into an
+/// error of 1e-290, far above a P-mass of 1e-300. Negligible everywhere else.
+const UNDERFLOW_GUARD: f64 = 1e-320;
+
 impl LossBins {
     /// Pessimistic connect-the-dots by mass splitting.
     ///
@@ -38,7 +44,9 @@ impl LossBins {
         for j in 0..nodes - 1 {
             // a = P_I − e^{ε_j} Q_I, as the mechanism computed it (no cancellation).
             let p = self.p[j];
-            let a = self.excess_low[j].max(0.0);
+            // Q-masses near the underflow threshold carry an absolute error of some 2^-1074
+            // each, which e^{ε_j} magnifies: raise a by a bound on it (more mass up: safe).
+            let a = (self.excess_low[j] + self.node_loss(j).exp() * UNDERFLOW_GUARD).max(0.0);
             let up = (a / one_minus_e_minus_h).min(p);
             probs[j + 1] += up;
             probs[j] += p - up;

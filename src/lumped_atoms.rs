@@ -41,6 +41,11 @@ pub fn landing_tolerance(step: f64) -> f64 {
 /// their differences cannot overflow. A step too fine for it is reported as a grid too large.
 const MAX_NODE_INDEX: f64 = 1e15;
 
+/// Smallest Q-mass whose merged loss `ln(P/Q)` is computed: below it Q may have underflowed
+/// (to 0, or to a subnormal with few significant bits; a loss of 70 nats at P = 1e-300 puts Q
+/// near 1e-330), and an over-estimated merged loss would move mass up in a lower bound.
+const Q_RELIABLE: f64 = 1e-290;
+
 /// Largest number of CDF evaluations spent on landing one atom.
 const MAX_ITERATIONS: usize = 50;
 
@@ -127,9 +132,9 @@ impl LumpedAtoms {
         };
         let mut node = first;
         while lander.start < top && p.len() < MAX_GRID_POINTS {
-            // Where Q has no mass left (it underflowed), the rest merges at +∞-like losses:
-            // leave it to the final merge below.
-            if mechanism.masses_below(lander.start_edge).1 <= 0.0 {
+            // Where Q has (almost) no mass left, merged losses cannot be computed: leave the
+            // rest to the final merge below, which places it at the lowest loss it has.
+            if mechanism.masses_below(lander.start_edge).1 < Q_RELIABLE {
                 break;
             }
             let target = (node as f64 + 0.5) * step;
@@ -159,13 +164,15 @@ impl LumpedAtoms {
         let top_edge = mechanism.edge(x_lo.max(mechanism.inverse_privacy_loss(top)));
         let (p_mid, q_mid) = mechanism.masses_between(lander.start_edge, top_edge);
         let (p_above, _) = mechanism.masses_below(top_edge);
-        let mid_merged = if q_mid > 0.0 {
+        let mid_merged = if q_mid >= Q_RELIABLE {
             // Rounded down by its rounding bound: the node must not exceed the true loss.
             let (merged, rounding) =
                 merged_loss(mechanism, lander.start_edge, top_edge, p_mid, q_mid, None);
             (merged - rounding).min(top)
         } else {
-            top
+            // ln(P/Q) is unknown (Q underflowed), but every loss merged here is at least the
+            // loss where the region starts: the merge may go there, never higher.
+            lander.start
         };
         for (mass, merged) in [(p_mid, mid_merged), (p_above, top)] {
             // Mass merging below the bottom of the range may simply be dropped.
@@ -361,8 +368,10 @@ fn merged_loss<M: MonotonePrivacyLoss>(
     if p.is_nan() || p <= 0.0 {
         return (f64::NEG_INFINITY, 0.0);
     }
-    if q.is_nan() || q <= 0.0 {
-        return (f64::INFINITY, 0.0);
+    if q.is_nan() || q < Q_RELIABLE {
+        // Too little Q-mass to know ln(P/Q) (it may have underflowed to 0 or to a subnormal
+        // with few bits): report it as unknown, never as +∞ (which would move the mass up).
+        return (f64::NEG_INFINITY, 0.0);
     }
     let direct = (p / q).ln();
     let c = reference.unwrap_or(direct);

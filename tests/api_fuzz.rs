@@ -18,9 +18,7 @@
 //! the first, for a survey; `PLD_FUZZ_TRACE=1` prints every call before making it (an abort
 //! cannot be caught: the last call printed caused it).
 //!
-//! Inputs that reach bugs in code owned elsewhere are listed in [`known_issue`] and skipped
-//! here (their reproducers are the `#[ignore]` tests at the end; run them with
-//! `cargo test --release --test api_fuzz -- --ignored`).
+//! The bugs this fuzzing found have named regression tests at the end of the file.
 
 mod support;
 
@@ -302,33 +300,6 @@ fn tail_mass() -> impl Strategy<Value = f64> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Known issues in code owned by others (skipped here, reproduced by the ignored tests below)
-
-/// Why an input is skipped, if it reaches a known bug in a file this test may not change.
-///
-/// - A grid step below about 1e-18 nats: `PrivacyLossDistribution::from_mechanism` /
-///   `BracketedPld::from_mechanism` / `from_atoms` panic or abort in `src/lumped_atoms.rs`,
-///   `src/loss_bins.rs` and `src/loss_atoms.rs` (`grid_from_placed`) instead of returning
-///   `GridTooLarge` (the accountant refuses such steps itself; see
-///   `accountant::MIN_GRID_STEP`).
-/// - `GridPmf::self_compose` of some valid PMFs with an infinity mass returns a PMF whose
-///   `infinity_mass` is NaN (`src/composition.rs`), see
-///   [`known_self_compose_gives_nan_infinity_mass`].
-///
-/// `PLD_FUZZ_INCLUDE_KNOWN=1` skips nothing.
-fn known_issue(step: f64) -> Option<&'static str> {
-    if include_known() {
-        return None;
-    }
-    (step > 0.0 && step < pld_accountant::accountant::MIN_GRID_STEP)
-        .then_some("grid step below the accountant's minimum (src/lumped_atoms.rs, loss_bins.rs)")
-}
-
-fn include_known() -> bool {
-    std::env::var_os("PLD_FUZZ_INCLUDE_KNOWN").is_some()
-}
-
-// ---------------------------------------------------------------------------------------------
 // Mechanisms and single-event PLDs
 
 fn check_pmf(pmf: &GridPmf, what: &str) -> Check {
@@ -393,9 +364,6 @@ fn discretize<M: MonotonePrivacyLoss>(
     tail: f64,
     bound: Bound,
 ) -> std::result::Result<(), TestCaseError> {
-    if known_issue(step).is_some() {
-        return Ok(());
-    }
     let params = ["step", "tail_mass", "tail mass"];
     guarded(
         &format!("PrivacyLossDistribution::from_mechanism({name}, {symmetry:?}, step={step:e}, tail_mass={tail:e}, {bound:?})"),
@@ -503,11 +471,9 @@ proptest! {
             Ok(())
         })?;
         if let (Some(atoms), true) = (atoms, valid) {
-            if known_issue(step).is_none() {
-                guarded(&format!("PrivacyLossDistribution::from_atoms({call}, {symmetry:?}, step={step:e}, {bound:?})"),
-                    &["step"], || PrivacyLossDistribution::from_atoms(&atoms, symmetry, step, bound),
-                    |pld| check_pld(pld, "pld"))?;
-            }
+            guarded(&format!("PrivacyLossDistribution::from_atoms({call}, {symmetry:?}, step={step:e}, {bound:?})"),
+                &["step"], || PrivacyLossDistribution::from_atoms(&atoms, symmetry, step, bound),
+                |pld| check_pld(pld, "pld"))?;
         }
         // From atoms.
         let list: Vec<LossAtom> = losses.iter().zip(p.iter().zip(&q))
@@ -521,11 +487,10 @@ proptest! {
             |pmf| check_pmf(pmf, "pmf"))?;
         if let Some(pmf) = pmf {
             for (k, tail) in [(2u64, 1e-14), (u64::MAX, 1e-14), (1000, 0.0), (3, f64::NAN)] {
-                // Known (src/composition.rs): the infinity mass can be NaN; no panic, though.
                 guarded(&format!("{call}.self_compose({k}, {tail:e})"),
                     &["k", "count", "tail_mass", "tail mass", "privacy loss range"],
                     || pmf.self_compose(k, tail),
-                    |c| if include_known() { check_pmf(c, "composed") } else { Ok(()) })?;
+                    |c| check_pmf(c, "composed"))?;
             }
             guarded(&format!("{call}.compose(itself, 1e-14)"),
                 &["tail_mass", "privacy loss range"],
@@ -904,14 +869,13 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reproducers of the known issues in code owned by others (fail today; `--ignored` runs them)
+// Regressions: inputs that panicked or gave NaN before (each a named test)
 
 /// `src/lumped_atoms.rs` / `src/loss_bins.rs`: a tiny positive grid step panics ("index out of
 /// bounds: the len is 0 but the index is 18446744073709551615") or aborts on a huge allocation
 /// instead of returning `GridTooLarge`.
 #[test]
-#[ignore = "known: src/lumped_atoms.rs and src/loss_bins.rs (owned elsewhere)"]
-fn known_tiny_grid_step_panics_in_discretization() {
+fn regression_tiny_grid_step_in_discretization_is_an_error() {
     let gaussian = Gaussian::new(1.0, 1.0).unwrap();
     for step in [1e-310, 2.2250738585072014e-308, 1e-300, 1e-20] {
         let result = catch_unwind(|| {
@@ -932,8 +896,7 @@ fn known_tiny_grid_step_panics_in_discretization() {
 
 /// `src/loss_atoms.rs` (`grid_from_placed`): randomized response on a grid of 1e-20 nats panics.
 #[test]
-#[ignore = "known: src/loss_atoms.rs (owned elsewhere)"]
-fn known_tiny_grid_step_panics_for_atoms() {
+fn regression_tiny_grid_step_for_atoms_is_an_error() {
     let atoms = LossAtoms::from_pair(
         &[0.7310585786300049, 0.2689414213699951],
         &[0.2689414213699951, 0.7310585786300049],
@@ -951,8 +914,7 @@ fn known_tiny_grid_step_panics_for_atoms() {
 
 /// `src/composition.rs`: self-composing a valid PMF with an infinity mass gives NaN.
 #[test]
-#[ignore = "known: src/composition.rs (owned elsewhere)"]
-fn known_self_compose_gives_nan_infinity_mass() {
+fn regression_self_compose_infinity_mass_is_never_nan() {
     let cases = [
         (
             0.1,

@@ -25,7 +25,10 @@
 //! The evaluator is checked against closed forms where they do not cancel and against values
 //! computed with mpmath 1.3.0 at 60 significant digits (listed with the regression tests).
 
-use pld_accountant::{Accountant, AccountantOptions, CompositionSpec};
+use pld_accountant::{
+    Accountant, AccountantOptions, Bound, CompositionSpec, Gaussian, PoissonSubsampled,
+    PrivacyLossDistribution, Symmetry,
+};
 use std::f64::consts::PI;
 use std::sync::OnceLock;
 
@@ -224,10 +227,10 @@ fn check_epsilon(acc: &Accountant, sigma: f64, q: f64, delta: f64) -> Option<Str
 const RATES: [f64; 7] = [1e-15, 1e-12, 1e-9, 1e-6, 1e-3, 0.1, 0.5];
 const SIGMAS: [f64; 7] = [0.01, 0.5, 1.0, 3.0, 100.0, 1e6, 1e9];
 const EPSILONS: [f64; 6] = [0.0, 1e-12, 1e-6, 0.01, 1.0, 10.0];
-/// δ for the ε(δ) queries. Not below 1e-250: at δ = 1e-300 (the smallest truncation mass,
-/// masses of single bins subnormal) σ = 0.5 fails at every rate, with q = 0.1 even giving a
-/// lower ε above the upper one; that is a separate problem (open), present before this file.
-const DELTAS: [f64; 7] = [1e-3, 1e-8, 1e-15, 1e-30, 1e-60, 1e-150, 1e-250];
+/// δ for the ε(δ) queries, down to 1e-300 (the smallest default truncation mass: bin masses
+/// there are near the underflow threshold, which once put the upper bound below the truth and
+/// the lower one above it).
+const DELTAS: [f64; 8] = [1e-3, 1e-8, 1e-15, 1e-30, 1e-60, 1e-150, 1e-250, 1e-300];
 
 #[test]
 fn delta_bracket_contains_the_exact_delta() {
@@ -342,24 +345,37 @@ fn regression_sigma_3_rate_1e_14_lower_not_above_exact() {
 
 /// `pld epsilon --sigma 1 --sampling-rate 0.01 --delta 1e-5 --steps 1 --grid-step 5e-324`
 /// panicked (index out of bounds in the lower-bound discretization) and `--grid-step 1e-19`
-/// aborted allocating 8e17 bytes: a grid too fine is an error.
+/// aborted allocating 8e17 bytes. The accountant now refuses such a step up front (it is
+/// below `MIN_GRID_STEP`), and the discretization itself reports a grid too large.
 #[test]
 fn regression_grid_step_far_too_fine_is_an_error_not_a_panic() {
     let spec = CompositionSpec::from_json_str(
         r#"{"events":[{"mechanism":"gaussian","sigma":1,"sampling":{"poisson":0.01}}]}"#,
     )
     .unwrap();
+    let mechanism = PoissonSubsampled::new(Gaussian::new(1.0, 1.0).unwrap(), 0.01).unwrap();
     for step in [5e-324, 1e-19] {
         let options = AccountantOptions {
             grid_step: Some(step),
             ..AccountantOptions::default()
         };
-        let result = Accountant::new(&spec, options)
-            .unwrap()
-            .epsilon_for_delta(1e-5);
+        let refused = Accountant::new(&spec, options);
         assert!(
-            matches!(result, Err(pld_accountant::Error::GridTooLarge { .. })),
-            "step {step:e}: {result:?}"
+            matches!(refused, Err(pld_accountant::Error::InvalidParameter { ref name, .. }) if name == "grid_step"),
+            "step {step:e}: {refused:?}"
         );
+        for bound in [Bound::Upper, Bound::Lower] {
+            let result = PrivacyLossDistribution::from_mechanism(
+                &mechanism,
+                Symmetry::Asymmetric,
+                step,
+                1e-14,
+                bound,
+            );
+            assert!(
+                matches!(result, Err(pld_accountant::Error::GridTooLarge { .. })),
+                "step {step:e}, {bound:?}: {result:?}"
+            );
+        }
     }
 }
