@@ -480,7 +480,7 @@ impl GridPmf {
             (Bound::Lower, false) => 0.0,
         };
         // Round-off of moved entries stays charged (to every δ); dropped ones need none.
-        let moved = !(self.bound == Bound::Lower && !all_above);
+        let moved = self.bound != Bound::Lower || all_above;
         match self.entry_errors.take() {
             Some(errors) if moved => self.folded_error += errors.iter().sum::<f64>(),
             Some(_) => {}
