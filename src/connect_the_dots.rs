@@ -46,7 +46,14 @@ impl LossBins {
             let p = self.p[j];
             // Q-masses near the underflow threshold carry an absolute error of some 2^-1074
             // each, which e^{ε_j} magnifies: raise a by a bound on it (more mass up: safe).
-            let a = (self.excess_low[j] + self.node_loss(j).exp() * UNDERFLOW_GUARD).max(0.0);
+            // (Only where Q is that small: elsewhere its relative rounding is covered by the
+            // δ allowance, and exact zeros, e.g. beyond a Laplace mechanism's ε₀, stay exact.)
+            let guard = if self.q[j] < 1e-290 {
+                self.node_loss(j).exp() * UNDERFLOW_GUARD
+            } else {
+                0.0
+            };
+            let a = (self.excess_low[j] + guard).max(0.0);
             let up = (a / one_minus_e_minus_h).min(p);
             probs[j + 1] += up;
             probs[j] += p - up;
