@@ -26,6 +26,13 @@
 //! `soundness_default` runs a few hundred cases (about a minute in `cargo test --release`);
 //! `soundness_long` (ignored; `scripts/soundness_sweep.sh`) runs `SOUNDNESS_CASES` cases
 //! from `SOUNDNESS_SEED`. `SOUNDNESS_ONLY=i` re-runs case i alone, printing everything.
+//! `SOUNDNESS_SHOW_REFUSED=1` lists the cases refused with `GridTooLarge`;
+//! `SOUNDNESS_TIMES=1` prints each case's accountant and truth times.
+//!
+//! Each case's truth has a wall-clock budget (`SOUNDNESS_ORACLE_BUDGET` seconds, default 0.5):
+//! past it, running inversions stop and further sources are skipped, so the truth bracket is
+//! looser but still rigorous (it can hide a failure, never invent one); its sources then read
+//! "(budget)".
 
 mod soundness_oracles;
 
@@ -348,6 +355,10 @@ impl Truth {
         let mut hi = 1.0f64;
         let mut names = String::new();
         for (name, f) in &self.lower {
+            if oracle::past_deadline() {
+                names.push_str("(budget) ");
+                break;
+            }
             let v = f(epsilon).0;
             if v > lo {
                 lo = v;
@@ -355,6 +366,10 @@ impl Truth {
             }
         }
         for (name, f) in &self.upper {
+            if oracle::past_deadline() {
+                names.push_str("(budget) ");
+                break;
+            }
             let v = f(epsilon).1;
             if v < hi {
                 hi = v;
@@ -364,26 +379,51 @@ impl Truth {
         (lo, hi, names)
     }
 
+    /// ε truths by inversion; the lower sources only through their δ lower bounds, the upper
+    /// ones only through their δ upper bounds. Past the oracle deadline the remaining sources
+    /// are skipped and running inversions stop where they are (still rigorous, looser).
     fn epsilon(&self, delta: f64) -> (f64, f64, String) {
         let mut lo = 0.0f64;
         let mut hi = f64::INFINITY;
         let mut names = String::new();
         for (name, f) in &self.lower {
-            let v = oracle::invert(&|e| (f(e).0, 1.0), delta).0;
+            if oracle::past_deadline() {
+                names.push_str("(budget) ");
+                break;
+            }
+            let v = oracle::invert_lower(&|e| f(e).0, delta);
             if v > lo {
                 lo = v;
                 let _ = write!(names, "lo:{name} ");
             }
         }
         for (name, f) in &self.upper {
-            let v = oracle::invert(&|e| (0.0, f(e).1), delta).1;
+            if oracle::past_deadline() {
+                names.push_str("(budget) ");
+                break;
+            }
+            let v = oracle::invert_upper(&|e| f(e).1, delta);
             if v < hi {
                 hi = v;
                 let _ = write!(names, "hi:{name} ");
             }
         }
+        if oracle::past_deadline() && !names.contains("(budget)") {
+            names.push_str("(budget) ");
+        }
         (lo, hi, names)
     }
+}
+
+/// Wall-clock budget of the truth for one case (`SOUNDNESS_ORACLE_BUDGET` seconds, default
+/// 0.5): past it the oracles return the looser brackets they hold.
+fn oracle_budget() -> std::time::Duration {
+    let seconds = std::env::var("SOUNDNESS_ORACLE_BUDGET")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| *s > 0.0)
+        .unwrap_or(0.5);
+    std::time::Duration::from_secs_f64(seconds)
 }
 
 /// The sampling rate the accountant uses (`None` when it is no sampling) and whether the
@@ -678,6 +718,8 @@ struct Outcome {
     seconds: f64,
     oracle_seconds: f64,
     answered: bool,
+    /// The GridTooLarge refusal, if the accountant refused the case.
+    refused: Option<String>,
 }
 
 fn run_case(seed: u64, case: &Case, verbose: bool) -> Outcome {
@@ -705,6 +747,7 @@ fn run_case(seed: u64, case: &Case, verbose: bool) -> Outcome {
                 seconds: 0.0,
                 oracle_seconds: 0.0,
                 answered: false,
+                refused: None,
             }
         }
     };
@@ -736,17 +779,25 @@ fn run_case(seed: u64, case: &Case, verbose: bool) -> Outcome {
                 seconds,
                 oracle_seconds: 0.0,
                 answered: false,
+                refused: None,
             };
         }
         Ok(Err(e)) => {
-            if !acceptable_error(&e) {
+            let refused = if acceptable_error(&e) {
+                Some(format!(
+                    "case {} [{group}]: {e}\n    spec {spec_text}\n    query {:?}",
+                    case.index, case.query
+                ))
+            } else {
                 failures.push(describe("error", e.to_string()));
-            }
+                None
+            };
             return Outcome {
                 failures,
                 seconds,
                 oracle_seconds: 0.0,
                 answered: false,
+                refused,
             };
         }
         Ok(Ok(pair)) => pair,
@@ -767,6 +818,7 @@ fn run_case(seed: u64, case: &Case, verbose: bool) -> Outcome {
         ));
     }
     let oracle_start = Instant::now();
+    oracle::set_deadline(Some(oracle_start + oracle_budget()));
     let truth = truth_for(case);
     match query {
         Query::Delta(e) => {
@@ -810,6 +862,7 @@ fn run_case(seed: u64, case: &Case, verbose: bool) -> Outcome {
             }
         }
     }
+    oracle::set_deadline(None);
     if verbose {
         println!(
             "case {}: accountant {seconds:.3} s, oracle {:.3} s\n  {spec_text}",
@@ -822,6 +875,7 @@ fn run_case(seed: u64, case: &Case, verbose: bool) -> Outcome {
         seconds,
         oracle_seconds: oracle_start.elapsed().as_secs_f64(),
         answered: true,
+        refused: None,
     }
 }
 
@@ -848,7 +902,10 @@ fn sweep(seed: u64, cases: u64, cheap: bool) {
     let start = Instant::now();
     let mut failures: Vec<Failure> = Vec::new();
     let mut answered = 0;
+    let mut refused: Vec<String> = Vec::new();
+    let show_refused = std::env::var("SOUNDNESS_SHOW_REFUSED").is_ok();
     let mut slowest = (0.0, 0);
+    let mut slowest_oracle = (0.0, 0);
     for index in 0..cases {
         let case = draw_case(seed, index, cheap);
         let outcome = run_case(seed, &case, false);
@@ -861,7 +918,16 @@ fn sweep(seed: u64, cases: u64, cheap: bool) {
                 outcome.seconds, outcome.oracle_seconds
             );
         }
+        if outcome.oracle_seconds > slowest_oracle.0 {
+            slowest_oracle = (outcome.oracle_seconds, index);
+        }
         answered += usize::from(outcome.answered);
+        if let Some(r) = outcome.refused {
+            if show_refused {
+                println!("refused (GridTooLarge): {r}");
+            }
+            refused.push(r);
+        }
         // The long sweep reports as it goes, so a run that is stopped still tells.
         if !cheap {
             for f in &outcome.failures {
@@ -882,12 +948,21 @@ fn sweep(seed: u64, cases: u64, cheap: bool) {
         failures.extend(outcome.failures);
     }
     println!(
-        "soundness: {cases} cases checked (seed {seed:#x}; {answered} answered, the rest \
-         refused with an error), {} failures, {:.1} s (slowest case {} at {:.2} s)",
+        "soundness: {cases} cases checked (seed {seed:#x}; {answered} answered, {} refused \
+         with GridTooLarge{}), {} failures, {:.1} s (slowest case {} at {:.2} s; slowest \
+         truth case {} at {:.2} s)",
+        refused.len(),
+        if show_refused {
+            ""
+        } else {
+            ", SOUNDNESS_SHOW_REFUSED=1 lists them"
+        },
         failures.len(),
         start.elapsed().as_secs_f64(),
         slowest.1,
-        slowest.0
+        slowest.0,
+        slowest_oracle.1,
+        slowest_oracle.0
     );
     let mut classes: Vec<(String, usize)> = Vec::new();
     for f in &failures {
@@ -1036,6 +1111,38 @@ fn binomial_oracles_match_known_values() {
     let big = oracle::BinaryRr::new(1_000_000_000_000, 0.001);
     let (lo, hi) = big.delta(1.0);
     assert!(lo <= hi && hi <= 1.0 && lo > 0.1, "{lo} {hi}");
+}
+
+#[test]
+fn binary_rr_blocks_agree_with_the_term_by_term_sum() {
+    // The block bounds (few blocks) against the exact sum of every term: honest brackets
+    // that overlap, and the coarse one not absurdly wide.
+    for (m, e0) in [
+        (1_000_000u64, 0.01),
+        (3_000_000, 0.001),
+        (200_000, 0.3),
+        (5_000, 1e-6),
+    ] {
+        let rr = oracle::BinaryRr::new(m, e0);
+        for eps in [0.0, 0.5, 2.0, 10.0, 40.0] {
+            let fine = rr.delta_capped(eps, 10_000_000);
+            let coarse = rr.delta_capped(eps, 2_000);
+            assert!(
+                coarse.0 <= fine.1 && fine.0 <= coarse.1,
+                "m={m} ε₀={e0} ε={eps}: fine {fine:?} coarse {coarse:?}"
+            );
+            assert!(
+                fine.1 - fine.0 <= 1e-9 * fine.1 + 1e-300,
+                "m={m} ε₀={e0} ε={eps}: fine {fine:?}"
+            );
+            if fine.0 > 1e-12 {
+                assert!(
+                    coarse.1 - coarse.0 <= 1e-3 * fine.0,
+                    "m={m} ε₀={e0} ε={eps}: fine {fine:?} coarse {coarse:?}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -37,6 +37,7 @@
 #![allow(dead_code)]
 
 use std::sync::OnceLock;
+use std::time::Instant;
 
 /// Unit round-off of f64.
 pub const U: f64 = f64::EPSILON / 2.0;
@@ -268,12 +269,12 @@ fn chernoff(a: f64, m: f64, ln_p: f64, ln_q: f64) -> f64 {
     (-(m * kl) * (1.0 - 1e-9) + 1e-9).exp().min(1.0)
 }
 
-/// Largest number of terms one window sum may take (the rest is bounded, not summed).
+/// Largest number of blocks one window sum may take (the rest is bounded, not summed).
 pub fn window_cap() -> usize {
     std::env::var("SOUNDNESS_WINDOW_CAP")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(200_000)
+        .unwrap_or(4_000)
 }
 
 /// δ(ε) of binary randomized response with ε₀ composed m times (replace-one pair; also
@@ -304,35 +305,44 @@ impl BinaryRr {
 
     /// Bracket on δ(ε), any real ε.
     pub fn delta(&self, epsilon: f64) -> (f64, f64) {
+        self.delta_capped(epsilon, window_cap() as u64)
+    }
+
+    /// [`Self::delta`] summing at most `cap` blocks.
+    pub fn delta_capped(&self, epsilon: f64, cap: u64) -> (f64, f64) {
         // Rounding of the losses (2j − m)ε₀ moves them by ≤ 2 ulps: shift ε instead.
         let eta = 8.0 * U * (epsilon.abs() + self.e);
-        let lo = self.delta_raw(epsilon + eta).0;
-        let hi = self.delta_raw(epsilon - eta).1;
+        let lo = self.delta_raw(epsilon + eta, cap).0;
+        let hi = self.delta_raw(epsilon - eta, cap).1;
         (lo, hi.min(1.0))
     }
 
-    fn delta_raw(&self, epsilon: f64) -> (f64, f64) {
+    fn delta_raw(&self, epsilon: f64, cap: u64) -> (f64, f64) {
         let (m, e) = (self.m, self.e);
         if m == 0 || e == 0.0 {
             let d = one_minus_exp(epsilon);
             return (d, d);
         }
+        if e.is_nan() || epsilon.is_nan() {
+            return (0.0, 1.0);
+        }
+        if e == f64::INFINITY {
+            // p = 1: all P-mass at j = m, loss +∞.
+            let d = if epsilon < f64::INFINITY { 1.0 } else { 0.0 };
+            return (d, d);
+        }
         let mf = m as f64;
-        // First j with loss > ε.
-        let t = 0.5 * (mf + epsilon / e);
-        let mut j0 = if t < 0.0 {
-            0
-        } else if t >= mf {
-            m + 1
-        } else {
-            t.floor() as u64 + 1
-        };
-        while j0 > 0 && self.loss(j0 - 1) > epsilon {
-            j0 -= 1;
+        // First j with loss > ε (the losses are non-decreasing in j), by binary search.
+        let (mut lo_j, mut hi_j) = (0u64, m + 1);
+        while lo_j < hi_j {
+            let mid = lo_j + (hi_j - lo_j) / 2;
+            if self.loss(mid) > epsilon {
+                hi_j = mid;
+            } else {
+                lo_j = mid + 1;
+            }
         }
-        while j0 <= m && self.loss(j0) <= epsilon {
-            j0 += 1;
-        }
+        let j0 = lo_j;
         if j0 > m {
             return (0.0, 0.0);
         }
@@ -341,90 +351,217 @@ impl BinaryRr {
         let mean = mf * p;
         let sd = (mf * p * q).sqrt();
         let reach = 40.0 * sd + 20.0;
-        let cap = window_cap();
-        let mut start = if (j0 as f64) < mean - reach {
+        let start = if (j0 as f64) < mean - reach {
             (mean - reach).floor() as u64
         } else {
             j0
         };
-        if mean + reach - start as f64 > cap as f64 {
-            // Too wide to sum: sum the part around the mean, bound the rest.
-            start = start.max((mean - 0.5 * cap as f64).floor().max(0.0) as u64);
-        }
+        // Everything in [j0, start) lies more than 40 sd below the mean.
         let mut remainder = if start > j0 {
             chernoff(start as f64 - 1.0, mf, ln_p, ln_q)
         } else {
             0.0
         };
-        let mut sum = Sum::default();
-        let mut ln_pj = 0.0;
-        let mut j = start;
-        let mut taken = 0usize;
-        // Rounding accumulated in ln P(j) by the recursion since the last exact value.
-        let mut drift = f64::INFINITY;
+        // ln P(j+1)/P(j), non-increasing in j.
+        let ln_ratio = |j: u64| ((mf - j as f64) / (j as f64 + 1.0)).ln() + ln_p - ln_q;
+        // ln Σ_{i<s} y^i with y = e^{lr} (no overflow).
+        let ln_geom = |lr: f64, s: u64| -> f64 {
+            let sf = s as f64;
+            if s == 1 {
+                0.0
+            } else if lr == 0.0 {
+                sf.ln()
+            } else if lr > 0.0 {
+                sf * lr + (-(-sf * lr).exp_m1()).ln() - lr.exp_m1().ln()
+            } else if lr == f64::NEG_INFINITY {
+                0.0
+            } else {
+                (-(sf * lr).exp_m1()).ln() - (-lr.exp_m1()).ln()
+            }
+        };
+        // Blocks [a, a + s): P(a + i) lies between P(a)·r(a + s − 2)^i and P(a)·r(a)^i
+        // (log-concavity), and the factor 1 − e^{ε − loss} between its values at the block's
+        // ends. Blocks of one term (exact) when the window holds at most `cap` terms; otherwise
+        // the size that covers it in `cap` blocks.
+        let cap = cap.max(1);
+        let span = (mean + reach).min(mf) - start as f64 + 1.0;
+        let s = ((span / cap as f64).ceil() as u64).max(1);
+        let (mut lo, mut hi) = (Sum::default(), Sum::default());
+        let mut a = start;
+        let mut blocks = 0u64;
         loop {
-            if drift > 1e-14 {
-                ln_pj = ln_dbinom(j as f64, mf, ln_p, ln_q);
-                drift = 0.0;
-            }
-            let term = ln_pj.exp() * one_minus_exp(epsilon - self.loss(j));
-            sum.add(term);
-            taken += 1;
-            if j == m {
-                break;
-            }
-            // Ratio P(j+1)/P(j) (non-increasing in j).
-            let ln_ratio = ((mf - j as f64) / (j as f64 + 1.0)).ln() + ln_p - ln_q;
-            let jf = j as f64;
-            if jf > mean && ln_ratio < 0.0 {
-                // All later terms are below P(j)·ρ^i: a geometric remainder.
-                let rho = ln_ratio.exp();
-                let tail = ln_pj.exp() * rho / (1.0 - rho);
-                if tail <= 1e-20 * sum.value() || jf > mean + reach {
-                    remainder += tail.min(chernoff(jf + 1.0, mf, ln_p, ln_q));
-                    break;
+            let ln_pa = ln_dbinom(a as f64, mf, ln_p, ln_q);
+            let af = a as f64;
+            if af > mean && a < m {
+                let lr = ln_ratio(a);
+                if lr < 0.0 {
+                    // Everything from a on is below P(a)·r(a)^i.
+                    let tail = ln_pa.exp() / (-lr.exp_m1());
+                    if tail <= 1e-20 * lo.value() || af > mean + reach {
+                        remainder += tail.min(chernoff(af, mf, ln_p, ln_q));
+                        break;
+                    }
                 }
             }
-            if taken >= cap {
-                remainder += if jf + 1.0 > mean {
-                    chernoff(jf + 1.0, mf, ln_p, ln_q)
+            if blocks >= cap {
+                remainder += if af > mean {
+                    chernoff(af, mf, ln_p, ln_q)
                 } else {
                     1.0
                 };
                 break;
             }
-            ln_pj += ln_ratio;
-            drift += 2.0 * U * (ln_pj.abs() + ln_ratio.abs() + 1.0);
-            j += 1;
+            let size = s.min(m - a + 1);
+            let last = a + size - 1;
+            let (lr_hi, lr_lo) = if size <= 2 {
+                let lr = if size == 2 { ln_ratio(a) } else { 0.0 };
+                (lr, lr)
+            } else {
+                (ln_ratio(a), ln_ratio(last - 1))
+            };
+            // f(i) = 1 − e^{x₀ − 2ε₀i} is concave in i: above its chord, below its tangent
+            // f₀ + e^{x₀}·2ε₀·i, and below f(s − 1). Σ y^i(α + βi) = G(y)(α + β·ī(y)).
+            let x0 = epsilon - self.loss(a);
+            let f0 = one_minus_exp(x0);
+            let f1 = one_minus_exp(epsilon - self.loss(last));
+            let (g_lo, g_hi) = (
+                (ln_pa + ln_geom(lr_lo, size)).exp(),
+                (ln_pa + ln_geom(lr_hi, size)).exp(),
+            );
+            let (block_lo, block_hi) = if size == 1 {
+                (g_lo * f0, g_hi * f0)
+            } else {
+                let chord = ((f1 - f0) / (size - 1) as f64).max(0.0);
+                let tangent = x0.exp() * 2.0 * e;
+                let lo_mean = mean_index(lr_lo, size) * (1.0 - 1e-10);
+                let hi_mean = mean_index(lr_hi, size) * (1.0 + 1e-10);
+                (
+                    g_lo * (f0 + chord * lo_mean) * (1.0 - 1e-13),
+                    g_hi * f1.min((f0 + tangent * hi_mean) * (1.0 + 1e-13)),
+                )
+            };
+            lo.add(block_lo);
+            hi.add(block_hi);
+            blocks += 1;
+            if last == m {
+                break;
+            }
+            a = last + 1;
         }
-        let s = sum.value();
         let rel = 1e-12 + 1e-13 * sd;
         (
-            (s * (1.0 - rel)).max(0.0),
-            (s * (1.0 + rel) + remainder).min(1.0),
+            (lo.value() * (1.0 - rel)).max(0.0),
+            (hi.value() * (1.0 + rel) + remainder).min(1.0),
         )
+    }
+}
+
+/// ī(y) = Σ_{i<s} i·y^i / Σ_{i<s} y^i for y = e^{lr} (the mean index of a geometric block),
+/// within ~1e-11 relative; non-decreasing in lr.
+fn mean_index(lr: f64, s: u64) -> f64 {
+    let sf = s as f64;
+    if s <= 1 || lr == f64::NEG_INFINITY {
+        return 0.0;
+    }
+    let t = sf * lr;
+    if t.abs() < 1e-4 {
+        // The cumulants of the uniform law on {0, …, s−1}: the third vanishes.
+        0.5 * (sf - 1.0) + (sf * sf - 1.0) / 12.0 * lr
+    } else {
+        // s/(1 − e^{−s·lr}) − 1/(1 − e^{−lr}).
+        (sf / -(-t).exp_m1() - 1.0 / -(-lr).exp_m1()).clamp(0.0, sf - 1.0)
     }
 }
 
 /// A symmetric three-atom pair composed m times: with probability `r` loss 0 (both P and Q),
 /// otherwise binary RR with ε₀ = `e`. k-ary randomized response: r = (k−2)/(e^{ε₀} + k − 1).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ThreeAtom {
     pub m: u64,
     pub e: f64,
-    /// ln r and ln(1 − r).
+    /// ln r (−∞: plain binary RR).
     ln_r: f64,
-    ln_not_r: f64,
+    /// Block boundaries c₀ < c₁ < … of the number c of loss-0 runs, with the exact
+    /// Bin(m, r) mass of each block [c_i, c_{i+1} − 1] (computed once).
+    bounds: Vec<u64>,
+    masses: Vec<f64>,
+    /// Mass outside [c₀, c_last − 1] (Chernoff).
+    outside: f64,
+    /// Relative error charged to the masses.
+    rel: f64,
 }
+
+/// Most terms summed (once) for the block masses of a [`ThreeAtom`].
+const THREE_ATOM_MASS_TERMS: u64 = 2_000_000;
 
 impl ThreeAtom {
     pub fn new(m: u64, e: f64, ln_r: f64, ln_not_r: f64) -> Self {
-        ThreeAtom {
+        let mut t = ThreeAtom {
             m,
             e,
             ln_r,
-            ln_not_r,
+            bounds: Vec::new(),
+            masses: Vec::new(),
+            outside: 0.0,
+            rel: 0.0,
+        };
+        if ln_r == f64::NEG_INFINITY {
+            return t;
         }
+        let mf = m as f64;
+        let ln_q = ln_not_r;
+        let r = ln_r.exp();
+        let mean = mf * r;
+        let sd = (mf * r * (1.0 - r)).sqrt();
+        let tau_reach = 40.0 * sd + 20.0;
+        let c_lo = (mean - tau_reach).floor().max(0.0) as u64;
+        let c_hi = ((mean + tau_reach).ceil() as u64).min(m);
+        t.outside = if c_lo > 0 {
+            chernoff(c_lo as f64 - 1.0, mf, ln_r, ln_q)
+        } else {
+            0.0
+        } + if c_hi < m {
+            chernoff(c_hi as f64 + 1.0, mf, ln_r, ln_q)
+        } else {
+            0.0
+        };
+        t.rel = 1e-12 + 1e-13 * sd;
+        let width = c_hi - c_lo + 1;
+        // Boundaries: the two ends, and 16 equal pieces of mean ± 8 sd (or of the whole range
+        // when it is narrow).
+        let mut bounds = vec![c_lo, c_hi + 1];
+        let (inner_lo, inner_hi) = if width <= 64 {
+            (c_lo as f64, (c_hi + 1) as f64)
+        } else {
+            (mean - 8.0 * sd, mean + 8.0 * sd)
+        };
+        for i in 0..=16 {
+            let x = inner_lo + (inner_hi - inner_lo) * i as f64 / 16.0;
+            bounds.push((x.round().max(0.0) as u64).clamp(c_lo, c_hi + 1));
+        }
+        bounds.sort_unstable();
+        bounds.dedup();
+        if width > THREE_ATOM_MASS_TERMS {
+            // Too many terms to sum: one block of mass ≤ 1 (the two ends bracket the average).
+            t.bounds = vec![c_lo, c_hi + 1];
+            t.masses = vec![1.0];
+            return t;
+        }
+        for w in bounds.windows(2) {
+            let (a, b) = (w[0], w[1] - 1);
+            let mut mass = Sum::default();
+            let mut ln_pc = 0.0;
+            for c in a..=b {
+                if (c - a) % 256 == 0 {
+                    ln_pc = ln_dbinom(c as f64, mf, ln_r, ln_q);
+                }
+                mass.add(ln_pc.exp());
+                ln_pc += ((mf - c as f64) / (c as f64 + 1.0)).ln() + ln_r - ln_q;
+            }
+            t.masses.push(mass.value());
+        }
+        t.bounds = bounds;
+        t
     }
 
     /// k-ary randomized response with ε₀, composed m times.
@@ -446,55 +583,25 @@ impl ThreeAtom {
         if self.ln_r == f64::NEG_INFINITY {
             return BinaryRr::new(self.m, self.e).delta(epsilon);
         }
-        let bin = |c: u64| BinaryRr::new(self.m - c, self.e).delta(epsilon);
-        let mf = self.m as f64;
-        let (ln_r, ln_q) = (self.ln_r, self.ln_not_r);
-        let r = ln_r.exp();
-        let sd = (mf * r * (1.0 - r)).sqrt();
-        let tau_reach = 40.0 * sd + 20.0;
-        let c_lo = (mf * r - tau_reach).floor().max(0.0) as u64;
-        let c_hi = ((mf * r + tau_reach).ceil() as u64).min(self.m);
-        let outside = if c_lo > 0 {
-            chernoff(c_lo as f64 - 1.0, mf, ln_r, ln_q)
-        } else {
-            0.0
-        } + if c_hi < self.m {
-            chernoff(c_hi as f64 + 1.0, mf, ln_r, ln_q)
-        } else {
-            0.0
-        };
-        let width = c_hi - c_lo + 1;
-        if width as usize > window_cap() {
-            // δ_bin(m − c) is non-increasing in c: the two ends bracket the average.
-            let (lo, _) = bin(c_hi);
-            let (_, hi) = bin(c_lo);
-            return ((lo * (1.0 - outside)).max(0.0), (hi + outside).min(1.0));
-        }
-        // Blocks of consecutive c (at most 24), each with its exact mass.
-        let blocks = 24u64.min(width);
-        let size = width.div_ceil(blocks);
-        let (mut lo, mut hi) = (Sum::default(), Sum::default());
-        let mut a = c_lo;
-        while a <= c_hi {
-            let b = (a + size - 1).min(c_hi);
-            let mut mass = Sum::default();
-            let mut ln_pc = ln_dbinom(a as f64, mf, ln_r, ln_q);
-            for c in a..=b {
-                if (c - a) % 256 == 0 {
-                    ln_pc = ln_dbinom(c as f64, mf, ln_r, ln_q);
-                }
-                mass.add(ln_pc.exp());
-                ln_pc += ((mf - c as f64) / (c as f64 + 1.0)).ln() + ln_r - ln_q;
+        // δ_bin(m − c) is non-increasing in c: on block [c_i, c_{i+1} − 1] it lies between its
+        // values at c_{i+1} and at c_i (each boundary evaluated once).
+        let bin = |c: u64| {
+            if c > self.m {
+                (0.0, 0.0)
+            } else {
+                BinaryRr::new(self.m - c, self.e).delta(epsilon)
             }
-            let mass = mass.value();
-            lo.add(mass * bin(b).0);
-            hi.add(mass * bin(a).1);
-            a = b + 1;
+        };
+        let values: Vec<(f64, f64)> = self.bounds.iter().map(|&c| bin(c)).collect();
+        let (mut lo, mut hi) = (Sum::default(), Sum::default());
+        for (i, &mass) in self.masses.iter().enumerate() {
+            lo.add(mass * values[i + 1].0);
+            hi.add(mass * values[i].1);
         }
-        let rel = 1e-12 + 1e-13 * sd;
+        let rel = self.rel;
         (
-            (lo.value() * (1.0 - rel)).max(0.0),
-            (hi.value() * (1.0 + rel) + outside).min(1.0),
+            (lo.value() * (1.0 - rel) * (1.0 - self.outside)).max(0.0),
+            (hi.value() * (1.0 + rel) + self.outside).min(1.0),
         )
     }
 }
@@ -751,76 +858,116 @@ pub fn subsampled(q: f64, epsilon: f64, base: &dyn Fn(f64) -> (f64, f64)) -> (f6
     )
 }
 
-/// Bracket on ε(δ) = inf{ε ≥ 0: δ(ε) ≤ target} from a δ bracket: the low end is a point where
-/// the δ lower bound still exceeds the target (so the true ε is above it), the high end a point
-/// where the δ upper bound is at most the target. Either end may be +∞.
-pub fn invert(delta: &dyn Fn(f64) -> (f64, f64), target: f64) -> (f64, f64) {
-    const LIMIT: f64 = 1e18;
-    // High end.
-    let high = if delta(0.0).1 <= target {
-        0.0
-    } else {
-        let mut a = 0.0; // hi(a) > target
-        let mut b = 1.0;
-        while delta(b).1 > target {
-            a = b;
-            b *= 2.0;
-            if b > LIMIT {
-                break;
-            }
-        }
-        if b > LIMIT {
-            f64::INFINITY
-        } else {
-            bisect(a, b, |x| delta(x).1 <= target)
-        }
-    };
-    // Low end: keep lo(a) > target at the left end of the bisection.
-    let low = if delta(0.0).0 <= target {
-        0.0
-    } else {
-        let mut a = 0.0;
-        let mut b = 1.0;
-        while delta(b).0 > target {
-            a = b;
-            b *= 2.0;
-            if b > LIMIT {
-                break;
-            }
-        }
-        if b > LIMIT {
-            a // the true ε exceeds a (perhaps infinite)
-        } else {
-            for _ in 0..200 {
-                let mid = 0.5 * (a + b);
-                if mid <= a || mid >= b || b - a <= 1e-14 * b {
-                    break;
-                }
-                if delta(mid).0 > target {
-                    a = mid;
-                } else {
-                    b = mid;
-                }
-            }
-            a
-        }
-    };
-    (low, high)
+// ---------------------------------------------------------------------------------------------
+// Work budget.
+
+thread_local! {
+    static DEADLINE: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
 }
 
-/// Bisection for the first point where `right` holds, given `!right(a)` and `right(b)`: returns
-/// a point where it holds, within ~1e-14 relative of the switch.
-fn bisect(mut a: f64, mut b: f64, right: impl Fn(f64) -> bool) -> f64 {
-    for _ in 0..200 {
-        let mid = 0.5 * (a + b);
-        if mid <= a || mid >= b || b - a <= 1e-14 * b {
+/// Set (or clear) this thread's deadline for oracle work: past it, inversions stop refining
+/// and return the (looser, still rigorous) bracket they hold, and callers skip further
+/// sources. Without a deadline every oracle runs to its full accuracy.
+pub fn set_deadline(deadline: Option<Instant>) {
+    DEADLINE.with(|d| d.set(deadline));
+}
+
+/// Whether this thread's deadline has passed.
+pub fn past_deadline() -> bool {
+    DEADLINE
+        .with(|d| d.get())
+        .is_some_and(|t| Instant::now() >= t)
+}
+
+/// Relative width at which the inversions stop.
+const INVERT_RELATIVE: f64 = 1e-12;
+/// Largest ε the inversions look at.
+const INVERT_LIMIT: f64 = 1e18;
+
+/// The next point to try in (a, b): the midpoint, or the geometric mean when the bracket
+/// spans more than a factor 4 (so tiny ε are reached in few steps); None when done.
+fn next_point(a: f64, b: f64) -> Option<f64> {
+    if b - a <= INVERT_RELATIVE * b {
+        return None;
+    }
+    let mid = if a == 0.0 && b > 1e-300 {
+        b * 2f64.powi(-16)
+    } else if a > 0.0 && b > 4.0 * a {
+        (a.sqrt() * b.sqrt()).clamp(a, b)
+    } else {
+        0.5 * (a + b)
+    };
+    if mid <= a || mid >= b {
+        None
+    } else {
+        Some(mid)
+    }
+}
+
+/// A point where the δ upper bound `hi` is at most `target` (so the true ε(δ) is at most it),
+/// as small as the bisection finds within the budget: an upper bound on ε(δ) (+∞ if none).
+pub fn invert_upper(hi: &dyn Fn(f64) -> f64, target: f64) -> f64 {
+    if hi(0.0) <= target {
+        return 0.0;
+    }
+    // hi(a) > target ≥ hi(b).
+    let (mut a, mut b) = (0.0, 1.0);
+    while hi(b) > target {
+        a = b;
+        b *= 2.0;
+        if b > INVERT_LIMIT || past_deadline() {
+            return f64::INFINITY;
+        }
+    }
+    for _ in 0..400 {
+        let Some(mid) = next_point(a, b) else { break };
+        if past_deadline() {
             break;
         }
-        if right(mid) {
+        if hi(mid) <= target {
             b = mid;
         } else {
             a = mid;
         }
     }
     b
+}
+
+/// A point where the δ lower bound `lo` still exceeds `target` (so the true ε(δ) is above it),
+/// as large as the bisection finds within the budget: a lower bound on ε(δ).
+pub fn invert_lower(lo: &dyn Fn(f64) -> f64, target: f64) -> f64 {
+    if lo(0.0) <= target {
+        return 0.0;
+    }
+    // lo(a) > target ≥ lo(b).
+    let (mut a, mut b) = (0.0, 1.0);
+    while lo(b) > target {
+        a = b;
+        b *= 2.0;
+        if b > INVERT_LIMIT || past_deadline() {
+            return a; // the true ε exceeds a (perhaps infinite)
+        }
+    }
+    for _ in 0..400 {
+        let Some(mid) = next_point(a, b) else { break };
+        if past_deadline() {
+            break;
+        }
+        if lo(mid) > target {
+            a = mid;
+        } else {
+            b = mid;
+        }
+    }
+    a
+}
+
+/// Bracket on ε(δ) = inf{ε ≥ 0: δ(ε) ≤ target} from a δ bracket: the low end is a point where
+/// the δ lower bound still exceeds the target (so the true ε is above it), the high end a point
+/// where the δ upper bound is at most the target. Either end may be +∞.
+pub fn invert(delta: &dyn Fn(f64) -> (f64, f64), target: f64) -> (f64, f64) {
+    (
+        invert_lower(&|e| delta(e).0, target),
+        invert_upper(&|e| delta(e).1, target),
+    )
 }
