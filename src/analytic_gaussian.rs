@@ -151,9 +151,11 @@ fn delta_with_estimate(mu: f64, epsilon: f64) -> (Bracket, f64) {
 /// `lower ≤ ε(δ) ≤ upper`, ε(δ) being the smallest ε ≥ 0 with δ(ε) ≤ δ for the exact doubles
 /// `mu` and `delta`; `upper = ∞` only if no ε ≤ 1e12 can be certified.
 pub fn epsilon_for_delta(mu: f64, delta: f64) -> Bracket {
-    let certainly_below = |eps: f64| delta_for_epsilon(mu, eps).upper <= delta;
-    let certainly_above = |eps: f64| delta_for_epsilon(mu, eps).lower > delta;
-    if certainly_below(0.0) {
+    // Signed distances of the bracket's ends from the target, in log space: ≤ 0 exactly when
+    // δ is certainly at most the target (upper end), > 0 when certainly above it (lower end).
+    let upper_gap = |eps: f64| log_ratio(delta_for_epsilon(mu, eps).upper, delta);
+    let lower_gap = |eps: f64| log_ratio(delta_for_epsilon(mu, eps).lower, delta);
+    if upper_gap(0.0) <= 0.0 {
         return Bracket {
             upper: 0.0,
             lower: 0.0,
@@ -161,7 +163,7 @@ pub fn epsilon_for_delta(mu: f64, delta: f64) -> Bracket {
     }
     // Find an ε whose δ is certainly below the target.
     let mut hi = 1.0_f64;
-    while !certainly_below(hi) {
+    while upper_gap(hi) > 0.0 {
         hi *= 2.0;
         if hi > 1e12 {
             return Bracket {
@@ -170,30 +172,65 @@ pub fn epsilon_for_delta(mu: f64, delta: f64) -> Bracket {
             };
         }
     }
-    let upper = boundary(0.0, hi, certainly_below).1;
-    let lower = if certainly_above(0.0) {
-        boundary(0.0, upper, |eps| !certainly_above(eps)).0
+    let upper = boundary(0.0, hi, upper_gap).1;
+    // The bracket on δ is narrow, so the lower end is usually within a hair of the upper one:
+    // try that first (a couple of steps), else search the whole range.
+    let near = upper * (1.0 - 1e-10);
+    let lower = if near > 0.0 && lower_gap(near) > 0.0 {
+        boundary(near, upper, lower_gap).0
+    } else if lower_gap(0.0) > 0.0 {
+        boundary(0.0, upper, lower_gap).0
     } else {
         0.0
     };
     Bracket { upper, lower }
 }
 
-/// Bisection for the switch of a predicate: given `!right(lo)` and `right(hi)`, returns
-/// adjacent floats `(a, b)` (or after 2000 halvings) with `!right(a)` and `right(b)`.
-fn boundary(mut lo: f64, mut hi: f64, right: impl Fn(f64) -> bool) -> (f64, f64) {
-    for _ in 0..2000 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
+/// `ln(value/target)` (−∞ for a value of 0), the quantity whose sign the bisection follows.
+fn log_ratio(value: f64, target: f64) -> f64 {
+    value.ln() - target.ln()
+}
+
+/// The switch of a sign: given `gap(lo) > 0 ≥ gap(hi)`, returns `(a, b)` with `gap(a) > 0`,
+/// `gap(b) ≤ 0` and `b − a` within a few ulps of b (or after 400 steps).
+///
+/// Regula falsi with the Illinois modification on the values of `gap` (ln δ is nearly linear
+/// in ε, so it converges in a handful of steps), with a plain halving every fourth step so
+/// that the interval shrinks whatever the values. Only the signs decide which end moves, so
+/// the ends keep their meaning even if `gap` is not monotone or not smooth.
+fn boundary(lo: f64, hi: f64, gap: impl Fn(f64) -> f64) -> (f64, f64) {
+    let (mut a, mut b) = (lo, hi);
+    let (mut ga, mut gb) = (gap(lo), gap(hi));
+    let mut last_moved = 0i8;
+    for step in 0..400 {
+        if b - a <= 4.0 * f64::EPSILON * b.abs() {
             break;
         }
-        if right(mid) {
-            hi = mid;
+        let secant = b - gb * (b - a) / (gb - ga);
+        let x = if step % 4 == 3 || !(secant > a && secant < b) {
+            0.5 * (a + b)
         } else {
-            lo = mid;
+            secant
+        };
+        if x <= a || x >= b {
+            break;
+        }
+        let gx = gap(x);
+        if gx <= 0.0 {
+            (b, gb) = (x, gx);
+            if last_moved == -1 {
+                ga *= 0.5;
+            }
+            last_moved = -1;
+        } else {
+            (a, ga) = (x, gx);
+            if last_moved == 1 {
+                gb *= 0.5;
+            }
+            last_moved = 1;
         }
     }
-    (lo, hi)
+    (a, b)
 }
 
 /// A real number known to lie in `[v − r, v + r]`.

@@ -46,6 +46,11 @@ const MAX_NODE_INDEX: f64 = 1e15;
 /// near 1e-330), and an over-estimated merged loss would move mass up in a lower bound.
 const Q_RELIABLE: f64 = 1e-290;
 
+/// Smallest |ln(P/Q)| (nats) taken directly as the logarithm of the ratio: below it, where
+/// a few ulps of absolute error would be a large relative error (small sampling rates put
+/// every loss within ~q of 0), [`merged_loss`] uses the cancellation-free form.
+const DIRECT_MERGED_LOSS: f64 = 1e-6;
+
 /// Largest number of CDF evaluations spent on landing one atom.
 const MAX_ITERATIONS: usize = 50;
 
@@ -374,8 +379,17 @@ fn merged_loss<M: MonotonePrivacyLoss>(
         return (f64::NEG_INFINITY, 0.0);
     }
     let direct = (p / q).ln();
+    if direct.abs() >= DIRECT_MERGED_LOSS {
+        // Its absolute rounding (a few ulps of 1 + |m|) is then tiny relative to the loss:
+        // the cancellation-free form below (more CDF work, on every landing step) buys
+        // nothing here.
+        return (direct, 32.0 * f64::EPSILON * (1.0 + direct.abs()));
+    }
     let c = reference.unwrap_or(direct);
-    let ratio = mechanism.excess_between(upper, lower, c) / (c.exp() * q);
+    let scale = c.exp();
+    let excess =
+        crate::loss_bins::excess_between(p, q, scale, || mechanism.excess_between(upper, lower, c));
+    let ratio = excess / (scale * q);
     let merged = if c.is_finite() && ratio > -1.0 && ratio.is_finite() {
         c + ratio.ln_1p()
     } else {

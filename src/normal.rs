@@ -27,6 +27,13 @@ pub fn pdf(z: f64) -> f64 {
     (-0.5 * z * z).exp() / (2.0 * PI).sqrt()
 }
 
+/// Whether [`mass_between_shifted`] uses its series at (z, s), `s·(|z − s/2| + s) ≤ 1`;
+/// elsewhere it is the plain difference of the two tails, which callers that already hold
+/// them can take themselves.
+pub fn shifted_series_applies(z: f64, s: f64) -> bool {
+    s * ((z - 0.5 * s).abs() + s) <= 1.0
+}
+
 /// `Φ(z) − Φ(z − s)` for a shift `s ≥ 0`: the standard normal mass of `(z − s, z]`, accurate in
 /// relative terms however small s is.
 ///
@@ -42,7 +49,7 @@ pub fn mass_between_shifted(z: f64, s: f64) -> f64 {
         return 0.0;
     }
     let m = z - 0.5 * s;
-    if s * (m.abs() + s) > 1.0 {
+    if !shifted_series_applies(z, s) {
         let (hi, lo) = (z, z - s);
         let direct = if lo >= 0.0 {
             sf(lo) - sf(hi)

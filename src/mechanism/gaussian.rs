@@ -114,11 +114,18 @@ impl MonotonePrivacyLoss for Gaussian {
 
     fn edge(&self, x: f64) -> GaussianEdge {
         let z = (x + self.sensitivity) / self.sigma;
-        GaussianEdge {
-            p: Tail::at(z),
-            q: Tail::at(x / self.sigma),
-            difference: normal::mass_between_shifted(z, self.mu()),
-        }
+        let (p, q) = (Tail::at(z), Tail::at(x / self.sigma));
+        let mu = self.mu();
+        // Outside the series' region D is the difference of the two tails just computed (no
+        // cancellation there): no need to evaluate them again.
+        let difference = if normal::shifted_series_applies(z, mu) {
+            normal::mass_between_shifted(z, mu)
+        } else if z.is_nan() || z.is_infinite() {
+            0.0
+        } else {
+            p.mass_above(q)
+        };
+        GaussianEdge { p, q, difference }
     }
 
     fn masses_between(&self, upper: GaussianEdge, lower: GaussianEdge) -> (f64, f64) {
