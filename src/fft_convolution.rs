@@ -66,7 +66,7 @@ pub struct Convolved {
     /// Estimate of the absolute round-off floor of every entry (FFT errors are spread
     /// evenly over the output): `max(4·max|negative output|, 8·log₂N·u·max output)`.
     ///
-    /// This is the a-posteriori estimate of ALGORITHMS.md §5: the negative outputs are pure
+    /// An a-posteriori estimate: the true outputs are non-negative, so negative outputs are pure
     /// error and show the floor's size; the second term covers outputs with no negatives.
     /// Measured errors stay well below it (tests/fft_convolution.rs), and it is far tighter
     /// than the worst-case `roundoff_l2`, which grows with k·log N even when the actual error

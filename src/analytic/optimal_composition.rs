@@ -1,7 +1,7 @@
 //! Exact optimal composition of k copies of an (ε₀, δ₀)-DP mechanism (Kairouz–Oh–Viswanath).
 //!
 //! Every (ε₀, δ₀)-DP pair of distributions is a post-processing of the "leaky randomized
-//! response" pair (ALGORITHMS.md §2.2, seed 003 Lemma 3.1), whose privacy loss is
+//! response" pair (Kairouz, Oh & Viswanath, ICML 2015, Lemma 3.1), whose privacy loss is
 //! `{+∞: δ₀, +ε₀: (1−δ₀)p, −ε₀: (1−δ₀)(1−p)}` with `p = e^{ε₀}/(1 + e^{ε₀})`. Its k-fold
 //! composition therefore gives the exact optimal composition theorem. With
 //! `X ~ Binomial(k, q)`, `q = 1 − p = 1/(1 + e^{ε₀})` (the number of `−ε₀` outcomes) and the

@@ -180,7 +180,7 @@ impl RdpCurve {
     /// # References
     /// Mironov 2017, Prop. 3; Canonne, Kamath & Steinke, "The discrete Gaussian for
     /// differential privacy", NeurIPS 2020, Prop. 12 (also Asoodeh et al. 2020, eq. 20);
-    /// dp_accounting 0.6.0 `compute_epsilon`; ALGORITHMS.md §7.
+    /// dp_accounting 0.6.0 `compute_epsilon`.
     pub fn epsilon(&self, delta: f64) -> RdpEpsilon {
         let first_order = self.orders.first().copied().unwrap_or(f64::INFINITY);
         if delta >= 1.0 {
@@ -276,7 +276,7 @@ impl RdpCurve {
     ///
     /// # References
     /// Mironov 2017, Prop. 3; Canonne, Kamath & Steinke 2020, Prop. 12; dp_accounting 0.6.0
-    /// `compute_delta`; ALGORITHMS.md §7.
+    /// `compute_delta`.
     pub fn delta(&self, epsilon: f64) -> RdpDelta {
         let first_order = self.orders.first().copied().unwrap_or(f64::INFINITY);
         let trivial = RdpDelta {

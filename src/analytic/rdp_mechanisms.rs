@@ -27,7 +27,7 @@ use crate::log_space::{ln_expm1, ln_neg_expm1_neg, log_add_exp, softplus};
 /// Exact (tight) Rényi divergence, hence an upper bound on the RDP of the mechanism.
 ///
 /// # References
-/// Mironov, "Rényi differential privacy", CSF 2017, Prop. 7 (Table II); ALGORITHMS.md §7.
+/// Mironov, "Rényi differential privacy", CSF 2017, Prop. 7 (Table II).
 pub fn gaussian(alpha: f64, noise_multiplier: f64) -> f64 {
     if alpha.is_nan() || noise_multiplier.is_nan() {
         return f64::INFINITY;
@@ -57,7 +57,7 @@ pub fn gaussian(alpha: f64, noise_multiplier: f64) -> f64 {
 /// Laplace mechanism.
 ///
 /// # References
-/// Mironov, "Rényi differential privacy", CSF 2017, Prop. 6; ALGORITHMS.md §7.
+/// Mironov, "Rényi differential privacy", CSF 2017, Prop. 6.
 pub fn laplace(alpha: f64, epsilon0: f64) -> f64 {
     if alpha.is_nan() || epsilon0.is_nan() || epsilon0 == f64::INFINITY {
         return f64::INFINITY;
@@ -95,7 +95,7 @@ pub fn laplace(alpha: f64, epsilon0: f64) -> f64 {
 ///
 /// # References
 /// Bun & Steinke, "Concentrated differential privacy: simplifications, extensions, and lower
-/// bounds", TCC 2016, Prop. 3.3 and its proof; Mironov 2017, Prop. 5; ALGORITHMS.md §7.
+/// bounds", TCC 2016, Prop. 3.3 and its proof; Mironov 2017, Prop. 5.
 pub fn pure_dp(alpha: f64, epsilon: f64) -> f64 {
     randomized_response(alpha, epsilon, 2)
 }
@@ -122,7 +122,7 @@ pub fn pure_dp(alpha: f64, epsilon: f64) -> f64 {
 ///
 /// # References
 /// Warner, "Randomized response", JASA 1965; dp_accounting 0.6.0
-/// `rdp_privacy_accountant._randomized_response_rdp_replace_one`; ALGORITHMS.md §7.
+/// `rdp_privacy_accountant._randomized_response_rdp_replace_one`.
 pub fn randomized_response(alpha: f64, epsilon: f64, categories: u64) -> f64 {
     if alpha.is_nan() || epsilon.is_nan() {
         return f64::INFINITY;
