@@ -161,18 +161,35 @@ pub fn epsilon_for_delta(mu: f64, delta: f64) -> Bracket {
             lower: 0.0,
         };
     }
-    // Find an ε whose δ is certainly below the target.
-    let mut hi = 1.0_f64;
-    while upper_gap(hi) > 0.0 {
-        hi *= 2.0;
-        if hi > 1e12 {
-            return Bracket {
-                upper: f64::INFINITY,
-                lower: 0.0,
-            };
+    // A quick guess from the plain log-space formula (not trusted: at tiny μ it cancels) puts
+    // the search next to the answer; only the bracket's signs decide where the ends go.
+    let upper = match plain_epsilon_guess(mu, delta) {
+        Some(guess)
+            if upper_gap(guess * (1.0 + 1e-11) + 1e-300) <= 0.0
+                && upper_gap(guess * (1.0 - 1e-11)) > 0.0 =>
+        {
+            boundary(
+                guess * (1.0 - 1e-11),
+                guess * (1.0 + 1e-11) + 1e-300,
+                upper_gap,
+            )
+            .1
         }
-    }
-    let upper = boundary(0.0, hi, upper_gap).1;
+        _ => {
+            // Find an ε whose δ is certainly below the target, then search all of [0, it].
+            let mut hi = 1.0_f64;
+            while upper_gap(hi) > 0.0 {
+                hi *= 2.0;
+                if hi > 1e12 {
+                    return Bracket {
+                        upper: f64::INFINITY,
+                        lower: 0.0,
+                    };
+                }
+            }
+            boundary(0.0, hi, upper_gap).1
+        }
+    };
     // The bracket on δ is narrow, so the lower end is usually within a hair of the upper one:
     // try that first (a couple of steps), else search the whole range.
     let near = upper * (1.0 - 1e-10);
@@ -184,6 +201,33 @@ pub fn epsilon_for_delta(mu: f64, delta: f64) -> Bracket {
         0.0
     };
     Bracket { upper, lower }
+}
+
+/// ε with `δ(ε) = delta` for the plain formula `Φ(a)·(1 − exp(ε + ln Φ(b) − ln Φ(a)))` (by
+/// doubling, then regula falsi): a starting point only, it may be off where the formula
+/// cancels; `None` if it finds none below 1e12.
+fn plain_epsilon_guess(mu: f64, delta: f64) -> Option<f64> {
+    let plain = |eps: f64| {
+        let a = mu / 2.0 - eps / mu;
+        let b = -mu / 2.0 - eps / mu;
+        let log_a = crate::normal::log_cdf(a);
+        let r = eps + crate::normal::log_cdf(b) - log_a;
+        let value = if r >= 0.0 {
+            0.0
+        } else {
+            log_a.exp() * -r.exp_m1()
+        };
+        log_ratio(value, delta)
+    };
+    let mut hi = 1.0_f64;
+    while plain(hi) > 0.0 {
+        hi *= 2.0;
+        if hi > 1e12 {
+            return None;
+        }
+    }
+    let (a, b) = boundary(0.0, hi, plain);
+    Some(0.5 * (a + b)).filter(|g| g.is_finite() && *g > 0.0)
 }
 
 /// `ln(value/target)` (−∞ for a value of 0), the quantity whose sign the bisection follows.
