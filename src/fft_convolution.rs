@@ -148,7 +148,7 @@ pub fn convolve_fft(a: &[f64], b: &[f64]) -> Convolved {
     let mut spectral = SpectralError::default();
     for (j, (x, y)) in sa.iter().zip(&sb).enumerate() {
         let z = x * y;
-        let e = x.norm() * eb + y.norm() * ea + ea * eb + 4.0 * UNIT_ROUNDOFF * z.norm();
+        let e = modulus(*x) * eb + modulus(*y) * ea + ea * eb + 4.0 * UNIT_ROUNDOFF * modulus(z);
         spectral.add(hermitian_weight(j, n), e);
         product.push(z);
     }
@@ -274,7 +274,7 @@ pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: us
             *x = Complex64::new(y, 0.0);
             continue;
         }
-        let r = x.norm();
+        let r = modulus(*x);
         let outer = r + e_fwd;
         let propagated = if outer < negligible {
             0.0
@@ -284,17 +284,34 @@ pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: us
         } else {
             kf * outer.powf(kf - 1.0) * e_fwd
         };
-        let y = if r < negligible {
-            Complex64::new(0.0, 0.0)
+        // A bin set to 0 drops its true power, at most max(r, outer)^k < e^-690.
+        let (y, dropped) = if r < negligible {
+            (Complex64::new(0.0, 0.0), DROPPED_POWER_BOUND)
         } else {
-            complex_pow(*x, k)
+            (complex_pow(*x, k), 0.0)
         };
-        let e = propagated + power_rounding * kf * y.norm() + f64::MIN_POSITIVE;
+        let e = propagated + dropped + power_rounding * kf * modulus(y) + f64::MIN_POSITIVE;
         spectral.add(hermitian_weight(j, n), e);
         *x = y;
     }
     let start = (window_start % n as u64) as usize;
     inverse_and_bound(spectrum, n, window_len, &spectral, &inverse, start)
+}
+
+/// Bound on the modulus of a spectrum bin that [`self_convolve_window`] sets to 0:
+/// `e^-690 ≈ 2.2e-300` (its k-th power is below `negligible^k`).
+const DROPPED_POWER_BOUND: f64 = 2.3e-300;
+
+/// `|z|` as `sqrt(re² + im²)`, within 2 ulp, several times cheaper than `hypot`; falls back
+/// to `hypot` where the squares could underflow or overflow (|z| outside about [1e-145, 1e150]).
+#[inline]
+fn modulus(z: Complex64) -> f64 {
+    let squares = z.re * z.re + z.im * z.im;
+    if (1e-290..1e300).contains(&squares) {
+        squares.sqrt()
+    } else {
+        z.norm()
+    }
 }
 
 /// `z^k` by binary powering.
