@@ -301,9 +301,11 @@ impl Accountant {
         let tolerance = self.options.tolerance;
         let target = |b: &Bracket| (tolerance.relative * b.upper).max(tolerance.absolute_epsilon);
         if let Some((mu_lo, mu_hi)) = self.plan.analytic_mu() {
+            // ε(δ) grows with μ: the upper bound at the largest μ, the lower at the smallest.
+            let upper = analytic_gaussian::epsilon_upper_for_delta(mu_hi, delta);
             let epsilon = Bracket {
-                upper: analytic_gaussian::epsilon_for_delta(mu_hi, delta).upper,
-                lower: analytic_gaussian::epsilon_for_delta(mu_lo, delta).lower,
+                upper,
+                lower: analytic_gaussian::epsilon_lower_for_delta(mu_lo, delta, upper),
             };
             return Ok(EpsilonAnswer {
                 delta,

@@ -140,67 +140,98 @@ fn delta_with_estimate(mu: f64, epsilon: f64) -> (Bracket, f64) {
     }
 }
 
-/// Guaranteed bracket on ε(δ) for a Gaussian mechanism with parameter `mu`.
-///
-/// Bisection on [`delta_for_epsilon`]: the upper end is an ε whose δ bracket lies entirely at or
-/// below the target (so the true δ(ε) ≤ δ and the true ε(δ) ≤ it), the lower end an ε whose δ
-/// bracket lies entirely above it (so the true ε(δ) is larger). Bisection keeps those
-/// invariants whether or not the brackets are monotone in ε, so the result is sound.
+/// Guaranteed bracket on ε(δ) for a Gaussian mechanism with parameter `mu`: the ends of
+/// [`epsilon_upper_for_delta`] and [`epsilon_lower_for_delta`].
 ///
 /// # Guarantee
 /// `lower ≤ ε(δ) ≤ upper`, ε(δ) being the smallest ε ≥ 0 with δ(ε) ≤ δ for the exact doubles
 /// `mu` and `delta`; `upper = ∞` only if no ε ≤ 1e12 can be certified.
 pub fn epsilon_for_delta(mu: f64, delta: f64) -> Bracket {
-    // Signed distances of the bracket's ends from the target, in log space: ≤ 0 exactly when
-    // δ is certainly at most the target (upper end), > 0 when certainly above it (lower end).
+    let upper = epsilon_upper_for_delta(mu, delta);
+    Bracket {
+        upper,
+        lower: epsilon_lower_for_delta(mu, delta, upper),
+    }
+}
+
+/// Upper bound on ε(δ): an ε whose δ bracket ([`delta_for_epsilon`]) lies entirely at or
+/// below the target, so the true δ(ε) ≤ δ and the true ε(δ) ≤ it; the smallest such ε up to
+/// a few ulps. The search keeps that invariant whether or not the brackets are monotone in
+/// ε, so the result is sound.
+///
+/// # Guarantee
+/// Upper bound on ε(δ) for the exact doubles `mu` and `delta`; ∞ only if no ε ≤ 1e12 can
+/// be certified.
+pub fn epsilon_upper_for_delta(mu: f64, delta: f64) -> f64 {
+    // Signed distance of the bracket's upper end from the target, in log space: ≤ 0 exactly
+    // when δ is certainly at most the target.
     let upper_gap = |eps: f64| log_ratio(delta_for_epsilon(mu, eps).upper, delta);
-    let lower_gap = |eps: f64| log_ratio(delta_for_epsilon(mu, eps).lower, delta);
     if upper_gap(0.0) <= 0.0 {
-        return Bracket {
-            upper: 0.0,
-            lower: 0.0,
-        };
+        return 0.0;
     }
     // A quick guess from the plain log-space formula (not trusted: at tiny μ it cancels) puts
     // the search next to the answer; only the bracket's signs decide where the ends go.
-    let upper = match plain_epsilon_guess(mu, delta) {
-        Some(guess)
-            if upper_gap(guess * (1.0 + 1e-11) + 1e-300) <= 0.0
-                && upper_gap(guess * (1.0 - 1e-11)) > 0.0 =>
-        {
-            boundary(
-                guess * (1.0 - 1e-11),
-                guess * (1.0 + 1e-11) + 1e-300,
-                upper_gap,
-            )
-            .1
-        }
-        _ => {
-            // Find an ε whose δ is certainly below the target, then search all of [0, it].
-            let mut hi = 1.0_f64;
-            while upper_gap(hi) > 0.0 {
-                hi *= 2.0;
-                if hi > 1e12 {
-                    return Bracket {
-                        upper: f64::INFINITY,
-                        lower: 0.0,
-                    };
-                }
+    if let Some(guess) = plain_epsilon_guess(mu, delta) {
+        let (below, above) = (guess * (1.0 - 1e-11), guess * (1.0 + 1e-11) + 1e-300);
+        let g_above = upper_gap(above);
+        if g_above <= 0.0 {
+            let g_below = upper_gap(below);
+            if g_below > 0.0 {
+                return boundary_from(below, g_below, above, g_above, ULP_TOLERANCE, upper_gap).1;
             }
-            boundary(0.0, hi, upper_gap).1
         }
+    }
+    // Find an ε whose δ is certainly below the target, then search all of [0, it].
+    let mut hi = 1.0_f64;
+    while upper_gap(hi) > 0.0 {
+        hi *= 2.0;
+        if hi > 1e12 {
+            return f64::INFINITY;
+        }
+    }
+    boundary(0.0, hi, upper_gap).1
+}
+
+/// Lower bound on ε(δ): an ε whose δ bracket lies entirely above the target (so the true
+/// ε(δ) is larger), the largest such ε up to a few ulps; 0 if even ε = 0 cannot be shown to
+/// exceed it. `hint` is any ε at or above the answer, e.g. [`epsilon_upper_for_delta`] for
+/// the same or a larger μ: the search starts just below it (the δ bracket is narrow, so the
+/// answer is usually within a hair), else covers all of `[0, hint]`.
+///
+/// # Guarantee
+/// Lower bound on ε(δ) for the exact doubles `mu` and `delta`, whatever `hint` is.
+pub fn epsilon_lower_for_delta(mu: f64, delta: f64, hint: f64) -> f64 {
+    // > 0 exactly when the bracket's lower end is certainly above the target.
+    let lower_gap = |eps: f64| log_ratio(delta_for_epsilon(mu, eps).lower, delta);
+    let top = if hint.is_finite() && hint > 0.0 {
+        hint
+    } else {
+        // No usable hint: double until the bracket no longer certifies δ(ε) > δ.
+        let mut e = 1.0_f64;
+        while lower_gap(e) > 0.0 {
+            if e >= 1e12 {
+                return e;
+            }
+            e *= 2.0;
+        }
+        e
     };
-    // The bracket on δ is narrow, so the lower end is usually within a hair of the upper one:
-    // try that first (a couple of steps), else search the whole range.
-    let near = upper * (1.0 - 1e-10);
-    let lower = if near > 0.0 && lower_gap(near) > 0.0 {
-        boundary(near, upper, lower_gap).0
-    } else if lower_gap(0.0) > 0.0 {
-        boundary(0.0, upper, lower_gap).0
+    let g_top = lower_gap(top);
+    if g_top > 0.0 {
+        // The hint is itself certainly below ε(δ): it is the best lower end at hand.
+        return top;
+    }
+    let near = top * (1.0 - 1e-10);
+    let g_near = lower_gap(near);
+    if near > 0.0 && g_near > 0.0 {
+        return boundary_from(near, g_near, top, g_top, ULP_TOLERANCE, lower_gap).0;
+    }
+    let g_zero = lower_gap(0.0);
+    if g_zero > 0.0 {
+        boundary_from(0.0, g_zero, top, g_top, ULP_TOLERANCE, lower_gap).0
     } else {
         0.0
-    };
-    Bracket { upper, lower }
+    }
 }
 
 /// ε with `δ(ε) = delta` for the plain formula `Φ(a)·(1 − exp(ε + ln Φ(b) − ln Φ(a)))` (by
@@ -226,13 +257,26 @@ fn plain_epsilon_guess(mu: f64, delta: f64) -> Option<f64> {
             return None;
         }
     }
-    let (a, b) = boundary(0.0, hi, plain);
+    // Far finer than the ±1e-11 window the caller checks around it.
+    let (a, b) = boundary_from(0.0, plain(0.0), hi, plain(hi), 1e-13, plain);
     Some(0.5 * (a + b)).filter(|g| g.is_finite() && *g > 0.0)
 }
 
 /// `ln(value/target)` (−∞ for a value of 0), the quantity whose sign the bisection follows.
+///
+/// The sign is exactly that of `value − target` (the rounded logarithms alone can tie or
+/// swap for values an ulp apart, which would certify an ε whose δ bound exceeds the target).
 fn log_ratio(value: f64, target: f64) -> f64 {
-    value.ln() - target.ln()
+    let gap = value.ln() - target.ln();
+    if value > target {
+        gap.max(f64::MIN_POSITIVE)
+    } else if value < target {
+        gap.min(-f64::MIN_POSITIVE)
+    } else if value == target {
+        0.0
+    } else {
+        f64::NAN // certifies neither end
+    }
 }
 
 /// The switch of a sign: given `gap(lo) > 0 ≥ gap(hi)`, returns `(a, b)` with `gap(a) > 0`,
@@ -243,11 +287,26 @@ fn log_ratio(value: f64, target: f64) -> f64 {
 /// that the interval shrinks whatever the values. Only the signs decide which end moves, so
 /// the ends keep their meaning even if `gap` is not monotone or not smooth.
 fn boundary(lo: f64, hi: f64, gap: impl Fn(f64) -> f64) -> (f64, f64) {
+    boundary_from(lo, gap(lo), hi, gap(hi), ULP_TOLERANCE, gap)
+}
+
+/// Relative width at which [`boundary`] stops: a few ulps.
+const ULP_TOLERANCE: f64 = 4.0 * f64::EPSILON;
+
+/// [`boundary`] with the values of `gap` at the ends already known.
+fn boundary_from(
+    lo: f64,
+    g_lo: f64,
+    hi: f64,
+    g_hi: f64,
+    relative_tolerance: f64,
+    gap: impl Fn(f64) -> f64,
+) -> (f64, f64) {
     let (mut a, mut b) = (lo, hi);
-    let (mut ga, mut gb) = (gap(lo), gap(hi));
+    let (mut ga, mut gb) = (g_lo, g_hi);
     let mut last_moved = 0i8;
     for step in 0..400 {
-        if b - a <= 4.0 * f64::EPSILON * b.abs() {
+        if b - a <= relative_tolerance * b.abs() {
             break;
         }
         let secant = b - gb * (b - a) / (gb - ga);
@@ -698,5 +757,47 @@ mod tests {
         // float(sqrt(2*pi)).hex() and float(log(2*pi)/2).hex().
         assert_eq!(SQRT_2PI.to_bits(), 0x4004_0d93_1ff6_2706);
         assert_eq!(HALF_LN_2PI.to_bits(), 0x3fed_67f1_c864_beb5);
+    }
+
+    /// The lower end is certified by the δ bracket itself (δ(lower) certainly above the
+    /// target, so ε(δ) > lower) whatever hint the caller passes, and stays within a hair of
+    /// the upper end when the hint is the upper end.
+    #[test]
+    fn lower_search_is_sound_for_any_hint() {
+        for &mu in &[1e-9, 0.01, 0.5, 1.0, 5.0, 40.0] {
+            for &delta in &[1e-300, 1e-12, 1e-5, 0.3] {
+                let upper = epsilon_upper_for_delta(mu, delta);
+                assert!(
+                    delta_for_epsilon(mu, upper).upper <= delta,
+                    "mu {mu} delta {delta}"
+                );
+                for hint in [
+                    f64::NAN,
+                    f64::INFINITY,
+                    -1.0,
+                    0.0,
+                    upper * 0.5,
+                    upper,
+                    upper * 3.0,
+                ] {
+                    let lower = epsilon_lower_for_delta(mu, delta, hint);
+                    assert!(
+                        lower <= upper,
+                        "mu {mu} delta {delta} hint {hint}: {lower} > {upper}"
+                    );
+                    assert!(
+                        lower == 0.0 || delta_for_epsilon(mu, lower).lower > delta,
+                        "mu {mu} delta {delta} hint {hint}: lower {lower} not certified"
+                    );
+                }
+                let tight = epsilon_lower_for_delta(mu, delta, upper);
+                if upper > 0.0 && upper < 1e12 {
+                    assert!(
+                        upper - tight <= 1e-9 * upper + 1e-300,
+                        "mu {mu:e} delta {delta:e}: {tight:e} {upper:e}"
+                    );
+                }
+            }
+        }
     }
 }

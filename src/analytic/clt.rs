@@ -73,7 +73,7 @@ pub fn estimate(spec: &CompositionSpec, delta: f64) -> Result<CltEstimate, NotAp
     let epsilon = if !mu.is_finite() {
         f64::INFINITY
     } else if mu > 0.0 {
-        analytic_gaussian::epsilon_for_delta(mu, delta).upper
+        analytic_gaussian::epsilon_upper_for_delta(mu, delta)
     } else {
         0.0
     };
