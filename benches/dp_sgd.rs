@@ -17,7 +17,7 @@
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
 use pld_accountant::analytic::clt;
 use pld_accountant::comparison::{self, Method};
-use pld_accountant::fft_convolution::{convolve_direct, convolve_fft};
+use pld_accountant::numeric::fft_convolution::{convolve_direct, convolve_fft};
 use pld_accountant::{Accountant, AccountantOptions, CompositionSpec};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

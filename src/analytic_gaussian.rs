@@ -241,8 +241,8 @@ fn plain_epsilon_guess(mu: f64, delta: f64) -> Option<f64> {
     let plain = |eps: f64| {
         let a = mu / 2.0 - eps / mu;
         let b = -mu / 2.0 - eps / mu;
-        let log_a = crate::normal::log_cdf(a);
-        let r = eps + crate::normal::log_cdf(b) - log_a;
+        let log_a = crate::numeric::normal::log_cdf(a);
+        let r = eps + crate::numeric::normal::log_cdf(b) - log_a;
         let value = if r >= 0.0 {
             0.0
         } else {

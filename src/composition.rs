@@ -3,8 +3,8 @@
 
 use crate::bound::Bound;
 use crate::error::{Error, Result};
-use crate::fft_convolution::{convolve, self_convolution_period, self_convolve_window};
 use crate::grid_pmf::{GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
+use crate::numeric::fft_convolution::{convolve, self_convolution_period, self_convolve_window};
 
 /// Largest number of points a composed PMF may hold.
 pub const MAX_COMPOSED_POINTS: u64 = 1 << 23;
@@ -200,7 +200,8 @@ impl GridPmf {
                 let composed_mass = f.powf(kf);
                 // What the buffer holds outside the window (mass above it that did not wrap
                 // in, and mass below it): the exact total minus the window, plus round-off.
-                let window_mass = crate::summation::neumaier_sum(conv.values.iter().copied());
+                let window_mass =
+                    crate::numeric::summation::neumaier_sum(conv.values.iter().copied());
                 let outside =
                     (composed_mass - window_mass).max(0.0) + len as f64 * conv.roundoff_floor;
                 // The circular buffer is `period` long: mass above the window lands in it
@@ -281,7 +282,7 @@ impl GridPmf {
                 .map(|(p, e)| p * (e - shift).exp())
                 .collect();
             let log_normalizer =
-                shift + crate::summation::neumaier_sum(scaled.iter().copied()).ln();
+                shift + crate::numeric::summation::neumaier_sum(scaled.iter().copied()).ln();
             if !log_normalizer.is_finite() {
                 continue;
             }
@@ -373,8 +374,9 @@ impl GridPmf {
         }
         let allowed = expected * (1.0 + 1e-13);
         let weights = self.exp_neg_losses();
-        let total =
-            crate::summation::neumaier_sum(self.probs.iter().zip(&weights).map(|(p, w)| p * w));
+        let total = crate::numeric::summation::neumaier_sum(
+            self.probs.iter().zip(&weights).map(|(p, w)| p * w),
+        );
         if total <= allowed {
             return;
         }

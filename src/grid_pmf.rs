@@ -32,10 +32,10 @@ pub struct GridPmf {
     pub(crate) infinity_mass: f64,
     pub(crate) bound: Bound,
     /// Worst-case a-priori bound on the ℓ2 norm of the absolute FFT round-off in `probs`
-    /// (diagnostic; see [`crate::fft_convolution`]).
+    /// (diagnostic; see [`crate::numeric::fft_convolution`]).
     pub(crate) roundoff_l2: f64,
     /// Estimated round-off floor of every entry of `probs` (see
-    /// [`crate::fft_convolution::Convolved::roundoff_floor`]); charged to δ for every entry
+    /// [`crate::numeric::fft_convolution::Convolved::roundoff_floor`]); charged to δ for every entry
     /// above ε.
     pub(crate) roundoff_floor: f64,
     /// Lower PMFs only: mass that may sit at a higher loss than it should (FFT aliasing).
@@ -213,7 +213,7 @@ impl GridPmf {
 
     /// Total finite mass `Σ probs` (Neumaier-compensated).
     pub fn finite_mass(&self) -> f64 {
-        crate::summation::neumaier_sum(self.probs.iter().copied())
+        crate::numeric::summation::neumaier_sum(self.probs.iter().copied())
     }
 
     /// Total mass, finite plus infinite.
@@ -223,7 +223,7 @@ impl GridPmf {
 
     /// `Σ p_i e^{−l_i}`: the Q-mass covered by P (≤ 1 for a PMF of a real pair, ALGORITHMS.md P2).
     pub fn q_mass(&self) -> f64 {
-        crate::summation::neumaier_sum(
+        crate::numeric::summation::neumaier_sum(
             self.probs
                 .iter()
                 .enumerate()

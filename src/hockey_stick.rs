@@ -3,7 +3,7 @@
 
 use crate::bound::Bound;
 use crate::grid_pmf::GridPmf;
-use crate::summation::neumaier_sum;
+use crate::numeric::summation::neumaier_sum;
 
 /// Relative allowance for floating-point error in discretization and summation.
 ///

@@ -10,20 +10,17 @@ pub mod comparison;
 pub mod composition;
 pub mod connect_the_dots;
 pub mod error;
-pub mod fft_convolution;
 pub mod grid_pmf;
 pub mod hockey_stick;
-pub mod log_space;
 pub mod loss_atoms;
 pub mod loss_bins;
 pub mod lumped_atoms;
 pub mod mechanism;
-pub mod normal;
+pub mod numeric;
 pub mod pld;
 pub mod presets;
 mod report_number;
 pub mod spec;
-pub mod summation;
 
 pub use accountant::{
     Accountant, AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance,

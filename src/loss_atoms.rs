@@ -140,7 +140,7 @@ impl LossAtoms {
             .atoms
             .iter()
             .map(|a| LossAtom {
-                loss: crate::log_space::log_add_exp(log_keep_out, log_rate + a.loss),
+                loss: crate::numeric::log_space::log_add_exp(log_keep_out, log_rate + a.loss),
                 p: (1.0 - rate) * a.q + rate * a.p,
                 q: a.q,
             })
@@ -170,7 +170,7 @@ impl LossAtoms {
     /// # Guarantee
     /// Exact up to rounding for the atoms given (a lower bound when tails were left out).
     pub fn hockey_stick(&self, epsilon: f64) -> f64 {
-        let sum = crate::summation::neumaier_sum(
+        let sum = crate::numeric::summation::neumaier_sum(
             self.atoms
                 .iter()
                 .filter(|a| a.loss > epsilon)

@@ -543,7 +543,7 @@ fn probability_list(object: &Map<String, Value>, path: &str, key: &str) -> Resul
             "a probability in [0, 1]",
         ));
     }
-    let total = crate::summation::neumaier_sum(list.iter().copied());
+    let total = crate::numeric::summation::neumaier_sum(list.iter().copied());
     if (total - 1.0).abs() > PROBABILITY_SUM_TOLERANCE {
         return Err(Error::invalid(
             format!("{path}.{key}"),

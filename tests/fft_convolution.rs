@@ -6,7 +6,7 @@
 
 mod support;
 
-use pld_accountant::fft_convolution::{convolve, convolve_direct, convolve_fft};
+use pld_accountant::numeric::fft_convolution::{convolve, convolve_direct, convolve_fft};
 use pld_accountant::{Bound, GridPmf};
 use rand::Rng;
 use support::{

@@ -5,7 +5,7 @@
 mod support;
 
 use pld_accountant::{
-    normal, Accountant, AccountantOptions, BracketedPld, CompositionSpec, Gaussian,
+    numeric::normal, Accountant, AccountantOptions, BracketedPld, CompositionSpec, Gaussian,
     MonotonePrivacyLoss, PoissonSubsampled, Symmetry,
 };
 use serde_json::json;

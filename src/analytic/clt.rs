@@ -24,7 +24,7 @@
 
 use super::event_bounds::NotApplicable;
 use crate::analytic_gaussian;
-use crate::log_space::log_sum_exp;
+use crate::numeric::log_space::log_sum_exp;
 use crate::spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling};
 use serde::Serialize;
 

@@ -38,7 +38,7 @@
 //!   algorithm of R).
 
 use crate::bound::Bracket;
-use crate::summation::NeumaierSum;
+use crate::numeric::summation::NeumaierSum;
 
 /// Unit round-off of f64.
 const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;

@@ -11,7 +11,7 @@
 //! ```
 //! All values are in nats. The reported bound is the minimum over orders and conversions.
 
-use crate::log_space::ln_neg_expm1_neg;
+use crate::numeric::log_space::ln_neg_expm1_neg;
 use serde::Serialize;
 
 /// Orders below this do not use the CKS conversion (it is numerically unstable as α → 1 and

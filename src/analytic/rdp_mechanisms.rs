@@ -14,7 +14,7 @@
 //! max-divergence), ε ≥ 0, σ > 0. Outside them nothing panics and nothing is NaN: α < 1 is
 //! treated as α = 1 (an upper bound, since `D_α` is non-decreasing in α) and a NaN argument
 //! gives +∞.
-use crate::log_space::{ln_expm1, ln_neg_expm1_neg, log_add_exp, softplus};
+use crate::numeric::log_space::{ln_expm1, ln_neg_expm1_neg, log_add_exp, softplus};
 
 /// Gaussian mechanism with noise multiplier σ (noise standard deviation / ℓ2 sensitivity).
 ///
@@ -207,6 +207,6 @@ pub fn pmf_pair(alpha: f64, p: &[f64], q: &[f64]) -> f64 {
         .filter(|(&a, _)| a > 0.0)
         .map(|(&a, &b)| alpha * a.ln() + (1.0 - alpha) * b.ln())
         .collect();
-    let value = crate::log_space::log_sum_exp(&terms) / (alpha - 1.0);
+    let value = crate::numeric::log_space::log_sum_exp(&terms) / (alpha - 1.0);
     value.max(0.0) + (n + 4.0) * f64::EPSILON / (alpha - 1.0)
 }

@@ -19,9 +19,9 @@
 //! order in u). The extra is below 1e-14 relative for integer orders and about 1e-15 absolute in
 //! `ln A` for the fractional-order series.
 
-use crate::log_space::{ln_expm1, ln_neg_expm1_neg, log_add_exp, softplus};
-use crate::normal;
-use crate::summation::neumaier_sum;
+use crate::numeric::log_space::{ln_expm1, ln_neg_expm1_neg, log_add_exp, softplus};
+use crate::numeric::normal;
+use crate::numeric::summation::neumaier_sum;
 
 /// Unit round-off of f64.
 const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
@@ -566,7 +566,7 @@ impl SeriesSetup {
 
 /// `ln Φ(x) + x²/2` for `x ≤ −30`, from the asymptotic series of the Mills ratio
 /// (`Σ (−1)ⁿ (2n−1)!!/x²ⁿ`; the tenth term is below 1e-20 relative there, as in
-/// `crate::normal`).
+/// `crate::numeric::normal`).
 fn log_mills_tail(x: f64) -> f64 {
     let inv_x2 = 1.0 / (x * x);
     let mut term = 1.0;

@@ -4,9 +4,9 @@
 //! ([`LossAtoms::swapped`]), identical for the symmetric pairs.
 
 use crate::error::{Error, Result};
-use crate::log_space::log_add_exp;
 use crate::loss_atoms::{LossAtom, LossAtoms};
 use crate::loss_bins::MAX_GRID_POINTS;
+use crate::numeric::log_space::log_add_exp;
 
 /// k-ary randomized response under replace-one: the truth with probability `e^ε/(k−1+e^ε)`,
 /// each other answer with `1/(k−1+e^ε)`. The pair is "answer x" vs "answer x'":
@@ -161,7 +161,7 @@ impl DiscreteGaussianNoise {
         } else {
             let reach = (40.0 * sigma + 40.0) as i64;
             let terms = (-reach..=reach).map(|x| (-((x * x) as f64) / (2.0 * sigma * sigma)).exp());
-            crate::summation::neumaier_sum(terms)
+            crate::numeric::summation::neumaier_sum(terms)
         };
         DiscreteGaussianNoise {
             sigma,

@@ -2,7 +2,7 @@
 
 use super::MonotonePrivacyLoss;
 use crate::error::{Error, Result};
-use crate::normal::{self, Tail};
+use crate::numeric::normal::{self, Tail};
 
 /// Gaussian noise of standard deviation `sigma` on a query of (L2) sensitivity `sensitivity`.
 ///

@@ -2,7 +2,7 @@
 
 use super::MonotonePrivacyLoss;
 use crate::error::{Error, Result};
-use crate::normal::Tail;
+use crate::numeric::normal::Tail;
 
 /// Laplace noise of scale `scale` (b) on a query of (L1) sensitivity `sensitivity` (Δ).
 ///

@@ -2,8 +2,8 @@
 
 use super::MonotonePrivacyLoss;
 use crate::error::{Error, Result};
-use crate::log_space::log_sum_exp;
-use crate::normal::{self, Tail};
+use crate::numeric::log_space::log_sum_exp;
+use crate::numeric::normal::{self, Tail};
 
 /// Gaussian noise N(0, σ²) added to a query whose contribution from the differing record is
 /// `c_i ≥ 0` with probability `p_i`.

@@ -2,7 +2,7 @@
 
 use super::MonotonePrivacyLoss;
 use crate::error::{Error, Result};
-use crate::log_space::log_add_exp;
+use crate::numeric::log_space::log_add_exp;
 
 /// The mechanism run on a Poisson subsample: each record is kept independently with
 /// probability `rate` (q).

@@ -260,7 +260,7 @@ pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: us
     // The zero-frequency bin is the total mass: take it from a compensated sum and power it
     // as exp(k·ln1p(f − 1)), so the result's mass is exact up to the inverse transform's
     // rounding instead of carrying k·(rounding of the sum) spread evenly over every entry.
-    let mass = crate::summation::neumaier_sum(p.iter().copied());
+    let mass = crate::numeric::summation::neumaier_sum(p.iter().copied());
     spectrum[0] = Complex64::new(mass, 0.0);
     for (j, x) in spectrum.iter_mut().enumerate() {
         if j == 0 {

@@ -1,0 +1,14 @@
+//! Numerical building blocks, kept apart from the privacy logic that uses them.
+//!
+//! - [`normal`]: the standard normal CDF, its logarithm and tails, accurate in relative terms
+//!   far into the tails.
+//! - [`log_space`]: sums and differences of numbers held as logarithms.
+//! - [`summation`]: compensated (Neumaier) summation.
+//! - [`fft_convolution`]: real-FFT convolution and FFT powers with rigorous round-off bounds.
+//!
+//! None of these know about privacy; each documents its accuracy.
+
+pub mod fft_convolution;
+pub mod log_space;
+pub mod normal;
+pub mod summation;
