@@ -6,10 +6,10 @@
 use crate::analytic_gaussian;
 use crate::bound::{Bound, Bracket};
 use crate::composition::compose_all;
+use crate::discretize::loss_atoms::LossAtoms;
+use crate::discretize::loss_bins::MAX_GRID_POINTS;
 use crate::error::{Error, Result};
 use crate::grid_pmf::{GridPmf, MAX_ABS_LOSS};
-use crate::loss_atoms::LossAtoms;
-use crate::loss_bins::MAX_GRID_POINTS;
 use crate::mechanism::discrete::{self, IntegerPair};
 use crate::mechanism::{
     Gaussian, Laplace, MixtureOfGaussians, MonotonePrivacyLoss, PoissonSubsampled,

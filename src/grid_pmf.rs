@@ -51,7 +51,7 @@ pub struct GridPmf {
     /// charged to every δ.
     pub(crate) folded_error: f64,
     /// Whether the grid is shifted by half a step: losses `(offset + i + ½)·step`. Lower
-    /// PMFs live on this grid (see [`crate::lumped_atoms`]).
+    /// PMFs live on this grid (see [`crate::discretize::lumped_atoms`]).
     pub(crate) half_offset: bool,
     /// Lower PMFs only: how far (nats) every stored loss may sit above where a valid lower
     /// bound may put it. ε read from the PMF is lowered by it.

@@ -8,13 +8,10 @@ pub mod bound;
 pub mod calibration;
 pub mod comparison;
 pub mod composition;
-pub mod connect_the_dots;
+pub mod discretize;
 pub mod error;
 pub mod grid_pmf;
 pub mod hockey_stick;
-pub mod loss_atoms;
-pub mod loss_bins;
-pub mod lumped_atoms;
 pub mod mechanism;
 pub mod numeric;
 pub mod pld;
@@ -28,11 +25,11 @@ pub use accountant::{
 pub use bound::{Bound, Bracket};
 pub use calibration::{calibrate, Calibration, CalibrationProblem, CalibrationProgress};
 pub use comparison::{compare, Comparison, Kind, MethodRow};
+pub use discretize::loss_atoms::{LossAtom, LossAtoms};
+pub use discretize::loss_bins::LossBins;
+pub use discretize::lumped_atoms::LumpedAtoms;
 pub use error::{Error, Result};
 pub use grid_pmf::GridPmf;
-pub use loss_atoms::{LossAtom, LossAtoms};
-pub use loss_bins::LossBins;
-pub use lumped_atoms::LumpedAtoms;
 pub use mechanism::{
     Gaussian, Laplace, MixtureOfGaussians, MonotonePrivacyLoss, PoissonSubsampled,
 };

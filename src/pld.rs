@@ -2,11 +2,11 @@
 
 use crate::bound::{Bound, Bracket};
 use crate::composition::compose_all;
+use crate::discretize::loss_atoms::LossAtoms;
+use crate::discretize::loss_bins::LossBins;
+use crate::discretize::lumped_atoms::LumpedAtoms;
 use crate::error::{Error, Result};
 use crate::grid_pmf::GridPmf;
-use crate::loss_atoms::LossAtoms;
-use crate::loss_bins::LossBins;
-use crate::lumped_atoms::LumpedAtoms;
 use crate::mechanism::MonotonePrivacyLoss;
 
 /// The privacy loss distribution of a mechanism (or a composition), on a grid, in one bound.

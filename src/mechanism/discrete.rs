@@ -3,9 +3,9 @@
 //! Each function returns the REMOVE pair's [`LossAtoms`]; the ADD pair is its swap
 //! ([`LossAtoms::swapped`]), identical for the symmetric pairs.
 
+use crate::discretize::loss_atoms::{LossAtom, LossAtoms};
+use crate::discretize::loss_bins::MAX_GRID_POINTS;
 use crate::error::{Error, Result};
-use crate::loss_atoms::{LossAtom, LossAtoms};
-use crate::loss_bins::MAX_GRID_POINTS;
 use crate::numeric::log_space::log_add_exp;
 
 /// k-ary randomized response under replace-one: the truth with probability `e^ε/(k−1+e^ε)`,

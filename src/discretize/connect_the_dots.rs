@@ -5,8 +5,8 @@
 //! curve at every x is an upper bound at every ε, and stays one under composition.
 
 use crate::bound::Bound;
+use crate::discretize::loss_bins::LossBins;
 use crate::grid_pmf::GridPmf;
-use crate::loss_bins::LossBins;
 
 /// Absolute error allowed for a Q-mass computed near the underflow threshold (about 2000
 /// times the smallest subnormal, 2^-1074 ≈ 4.9e-324): a Q-mass of 1e-320 has only a few

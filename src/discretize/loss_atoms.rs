@@ -13,9 +13,9 @@
 //!   the grid borrows just enough mass from below to land on the point beneath it.
 
 use crate::bound::Bound;
+use crate::discretize::loss_bins::MAX_GRID_POINTS;
 use crate::error::{Error, Result};
 use crate::grid_pmf::{GridPmf, LOSS_LIMIT};
-use crate::loss_bins::MAX_GRID_POINTS;
 use crate::mechanism::MonotonePrivacyLoss;
 
 /// One atom of a PLD: the outcomes whose privacy loss is `loss`, with their P- and Q-mass.

@@ -18,9 +18,9 @@
 //! on the nodes `−g_i`, which are half-step nodes again.
 
 use crate::bound::Bound;
+use crate::discretize::loss_bins::MAX_GRID_POINTS;
 use crate::error::{Error, Result};
 use crate::grid_pmf::{GridPmf, LOSS_LIMIT};
-use crate::loss_bins::MAX_GRID_POINTS;
 use crate::mechanism::MonotonePrivacyLoss;
 
 /// How far above its node a merged atom may land, relative to h²: the tolerance is
@@ -387,8 +387,9 @@ fn merged_loss<M: MonotonePrivacyLoss>(
     }
     let c = reference.unwrap_or(direct);
     let scale = c.exp();
-    let excess =
-        crate::loss_bins::excess_between(p, q, scale, || mechanism.excess_between(upper, lower, c));
+    let excess = crate::discretize::loss_bins::excess_between(p, q, scale, || {
+        mechanism.excess_between(upper, lower, c)
+    });
     let ratio = excess / (scale * q);
     let merged = if c.is_finite() && ratio > -1.0 && ratio.is_finite() {
         c + ratio.ln_1p()

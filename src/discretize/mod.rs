@@ -1,0 +1,14 @@
+//! From a mechanism to atoms on a uniform loss grid, in both rounding directions.
+//!
+//! - [`loss_bins`]: the exact P- and Q-masses of a continuous mechanism's privacy loss, binned
+//!   on the grid (the common input of both roundings).
+//! - [`connect_the_dots`]: the pessimistic rounding (an upper bound on every δ(ε)).
+//! - [`lumped_atoms`]: the optimistic rounding (a lower bound), by merging outcomes so that
+//!   each merged atom lands on a grid node.
+//! - [`loss_atoms`]: both roundings for mechanisms with finitely many outcomes (discrete
+//!   noise, randomized response, (ε, δ) pairs, listed PMF pairs).
+
+pub mod connect_the_dots;
+pub mod loss_atoms;
+pub mod loss_bins;
+pub mod lumped_atoms;
