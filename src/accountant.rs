@@ -5,16 +5,16 @@
 
 use crate::analytic_gaussian;
 use crate::bound::{Bound, Bracket};
-use crate::composition::compose_all;
 use crate::discretize::loss_atoms::LossAtoms;
 use crate::discretize::loss_bins::MAX_GRID_POINTS;
 use crate::error::{Error, Result};
-use crate::grid_pmf::{GridPmf, MAX_ABS_LOSS};
 use crate::mechanism::discrete::{self, IntegerPair};
 use crate::mechanism::{
     Gaussian, Laplace, MixtureOfGaussians, MonotonePrivacyLoss, PoissonSubsampled,
 };
 use crate::pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
+use crate::pmf::composition::compose_all;
+use crate::pmf::grid_pmf::{GridPmf, MAX_ABS_LOSS};
 use crate::spec::{CompositionSpec, MechanismSpec, Neighbouring, Sampling};
 use serde::Serialize;
 

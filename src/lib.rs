@@ -7,14 +7,12 @@ pub mod analytic_gaussian;
 pub mod bound;
 pub mod calibration;
 pub mod comparison;
-pub mod composition;
 pub mod discretize;
 pub mod error;
-pub mod grid_pmf;
-pub mod hockey_stick;
 pub mod mechanism;
 pub mod numeric;
 pub mod pld;
+pub mod pmf;
 pub mod presets;
 mod report_number;
 pub mod spec;
@@ -29,10 +27,10 @@ pub use discretize::loss_atoms::{LossAtom, LossAtoms};
 pub use discretize::loss_bins::LossBins;
 pub use discretize::lumped_atoms::LumpedAtoms;
 pub use error::{Error, Result};
-pub use grid_pmf::GridPmf;
 pub use mechanism::{
     Gaussian, Laplace, MixtureOfGaussians, MonotonePrivacyLoss, PoissonSubsampled,
 };
 pub use pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
+pub use pmf::GridPmf;
 pub use presets::Preset;
 pub use spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling};

@@ -1,13 +1,13 @@
 //! Privacy loss distributions with both directions of add/remove neighbouring.
 
 use crate::bound::{Bound, Bracket};
-use crate::composition::compose_all;
 use crate::discretize::loss_atoms::LossAtoms;
 use crate::discretize::loss_bins::LossBins;
 use crate::discretize::lumped_atoms::LumpedAtoms;
 use crate::error::{Error, Result};
-use crate::grid_pmf::GridPmf;
 use crate::mechanism::MonotonePrivacyLoss;
+use crate::pmf::composition::compose_all;
+use crate::pmf::grid_pmf::GridPmf;
 
 /// The privacy loss distribution of a mechanism (or a composition), on a grid, in one bound.
 ///

@@ -6,7 +6,7 @@
 
 use crate::bound::Bound;
 use crate::discretize::loss_bins::LossBins;
-use crate::grid_pmf::GridPmf;
+use crate::pmf::grid_pmf::GridPmf;
 
 /// Absolute error allowed for a Q-mass computed near the underflow threshold (about 2000
 /// times the smallest subnormal, 2^-1074 ≈ 4.9e-324): a Q-mass of 1e-320 has only a few

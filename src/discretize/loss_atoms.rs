@@ -15,8 +15,8 @@
 use crate::bound::Bound;
 use crate::discretize::loss_bins::MAX_GRID_POINTS;
 use crate::error::{Error, Result};
-use crate::grid_pmf::{GridPmf, LOSS_LIMIT};
 use crate::mechanism::MonotonePrivacyLoss;
+use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT};
 
 /// One atom of a PLD: the outcomes whose privacy loss is `loss`, with their P- and Q-mass.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,8 +1,8 @@
 //! The exact P- and Q-masses of a mechanism's privacy loss, binned on a uniform grid.
 
 use crate::error::{Error, Result};
-use crate::grid_pmf::LOSS_LIMIT;
 use crate::mechanism::MonotonePrivacyLoss;
+use crate::pmf::grid_pmf::LOSS_LIMIT;
 
 /// Largest number of grid points a single mechanism may be discretized onto.
 pub const MAX_GRID_POINTS: usize = 1 << 22;
@@ -45,7 +45,7 @@ pub struct LossBins {
 
 /// Smallest `|P_I − e^c Q_I| / (P_I + e^c Q_I)` at which the excess is taken as the direct
 /// difference: its rounding is then below about `2u/1e-5 ≈ 4e-11` of the excess (within the
-/// δ allowance of [`crate::hockey_stick::FLOATING_POINT_ALLOWANCE`]).
+/// δ allowance of [`crate::pmf::hockey_stick::FLOATING_POINT_ALLOWANCE`]).
 const DIRECT_EXCESS_MARGIN: f64 = 1e-5;
 
 /// `P_I − e^c·Q_I` of an interval with masses `(p, q)` and `scale = e^c`: the direct

@@ -20,8 +20,8 @@
 use crate::bound::Bound;
 use crate::discretize::loss_bins::MAX_GRID_POINTS;
 use crate::error::{Error, Result};
-use crate::grid_pmf::{GridPmf, LOSS_LIMIT};
 use crate::mechanism::MonotonePrivacyLoss;
+use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT};
 
 /// How far above its node a merged atom may land, relative to h²: the tolerance is
 /// `max(1e-3·h², 1e-12)` nats.

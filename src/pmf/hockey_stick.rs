@@ -2,8 +2,8 @@
 //! the PMF's bound and with every numerical allowance applied.
 
 use crate::bound::Bound;
-use crate::grid_pmf::GridPmf;
 use crate::numeric::summation::neumaier_sum;
+use crate::pmf::grid_pmf::GridPmf;
 
 /// Relative allowance for floating-point error in discretization and summation.
 ///

@@ -3,8 +3,8 @@
 
 use crate::bound::Bound;
 use crate::error::{Error, Result};
-use crate::grid_pmf::{GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
 use crate::numeric::fft_convolution::{convolve, self_convolution_period, self_convolve_window};
+use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
 
 /// Largest number of points a composed PMF may hold.
 pub const MAX_COMPOSED_POINTS: u64 = 1 << 23;

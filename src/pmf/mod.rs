@@ -1,0 +1,13 @@
+//! A privacy loss PMF on a uniform grid, its composition and its conversion to (ε, δ).
+//!
+//! - [`grid_pmf`]: the PMF itself ([`GridPmf`]): masses on the grid, the mass at +∞ loss,
+//!   and the bookkeeping of what truncation and round-off moved where.
+//! - [`composition`]: self-composition by one FFT power and heterogeneous composition, with
+//!   truncated mass charged to +∞ (upper bound) or dropped (lower bound).
+//! - [`hockey_stick`]: δ(ε) and ε(δ) from the hockey-stick divergence of the PMF.
+
+pub mod composition;
+pub mod grid_pmf;
+pub mod hockey_stick;
+
+pub use grid_pmf::GridPmf;
