@@ -3,7 +3,6 @@
 
 pub mod accountant;
 pub mod analytic;
-pub mod analytic_gaussian;
 pub mod bound;
 pub mod calibration;
 pub mod comparison;
@@ -13,7 +12,6 @@ pub mod mechanism;
 pub mod numeric;
 pub mod pld;
 pub mod pmf;
-pub mod presets;
 mod report_number;
 pub mod spec;
 
@@ -32,5 +30,5 @@ pub use mechanism::{
 };
 pub use pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
 pub use pmf::GridPmf;
-pub use presets::Preset;
+pub use spec::presets::Preset;
 pub use spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling};

@@ -8,7 +8,7 @@
 
 mod support;
 
-use pld_accountant::analytic_gaussian::{delta_for_epsilon, epsilon_for_delta};
+use pld_accountant::mechanism::analytic_gaussian::{delta_for_epsilon, epsilon_for_delta};
 use pld_accountant::{Accountant, AccountantOptions, Bracket, CompositionSpec};
 use serde_json::json;
 use support::{fixture, number};

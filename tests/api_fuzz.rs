@@ -26,10 +26,10 @@ use pld_accountant::analytic::composition_theorems::{ApproxDp, CompositionTheore
 use pld_accountant::analytic::rdp::{default_orders, RdpCurve};
 use pld_accountant::analytic::{clt, optimal_composition, rdp_mechanisms, rdp_subsampled, zcdp};
 use pld_accountant::{
-    analytic_gaussian, calibrate, compare, Accountant, AccountantOptions, Bound, Bracket,
-    BracketedPld, CalibrationProblem, CompositionSpec, Error, Gaussian, GridPmf, Laplace, LossAtom,
-    LossAtoms, MixtureOfGaussians, MonotonePrivacyLoss, PoissonSubsampled, PrivacyLossDistribution,
-    Symmetry, Tolerance,
+    calibrate, compare, mechanism::analytic_gaussian, Accountant, AccountantOptions, Bound,
+    Bracket, BracketedPld, CalibrationProblem, CompositionSpec, Error, Gaussian, GridPmf, Laplace,
+    LossAtom, LossAtoms, MixtureOfGaussians, MonotonePrivacyLoss, PoissonSubsampled,
+    PrivacyLossDistribution, Symmetry, Tolerance,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{RngAlgorithm, RngSeed, TestCaseError};

@@ -11,7 +11,7 @@ mod support;
 use pld_accountant::analytic::composition_theorems::{ApproxDp, CompositionTheorem};
 use pld_accountant::analytic::optimal_composition as optimal;
 use pld_accountant::analytic::zcdp::{self, ZcdpConversion};
-use pld_accountant::analytic_gaussian;
+use pld_accountant::mechanism::analytic_gaussian;
 use pld_accountant::Gaussian;
 use rand::Rng;
 use support::{fixture, number, rng};

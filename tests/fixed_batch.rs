@@ -40,8 +40,8 @@
 //! The tolerances are defined at the top of this file (not in `support/`, which this file was
 //! written without touching).
 
-use pld_accountant::analytic_gaussian;
 use pld_accountant::comparison::rdp_epsilon;
+use pld_accountant::mechanism::analytic_gaussian;
 use pld_accountant::{Accountant, AccountantOptions, Bracket, CompositionSpec};
 use serde_json::json;
 

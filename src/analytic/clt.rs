@@ -23,7 +23,7 @@
 //! `μ ≈ q·sqrt(T(e^{1/σ²} − 1))`, which agrees to first order in q).
 
 use super::event_bounds::NotApplicable;
-use crate::analytic_gaussian;
+use crate::mechanism::analytic_gaussian;
 use crate::numeric::log_space::log_sum_exp;
 use crate::spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling};
 use serde::Serialize;

@@ -78,15 +78,15 @@ impl Gaussian {
     /// ```text
     /// δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)
     /// ```
-    /// The centre of the ball that [`crate::analytic_gaussian::delta_for_epsilon`] widens into
+    /// The centre of the ball that [`crate::mechanism::analytic_gaussian::delta_for_epsilon`] widens into
     /// its bracket, which evaluates this without cancellation (also at tiny μ, where the two
-    /// terms agree to `μ/max(1, ε/μ)`); see [`crate::analytic_gaussian::delta_estimate`].
+    /// terms agree to `μ/max(1, ε/μ)`); see [`crate::mechanism::analytic_gaussian::delta_estimate`].
     ///
     /// # Guarantee
     /// Within that bracket (relative error below about 5e-11 where δ ≥ 1e-300; 0 when δ is
     /// far below the double range). Callers needing a guaranteed side should use the bracket.
     pub fn delta_for_mu(mu: f64, epsilon: f64) -> f64 {
-        crate::analytic_gaussian::delta_estimate(mu, epsilon)
+        crate::mechanism::analytic_gaussian::delta_estimate(mu, epsilon)
     }
 }
 

@@ -6,6 +6,7 @@
 //! L, and bin masses come from the CDFs of P and Q. The ADD pair is the REMOVE pair swapped
 //! (ALGORITHMS.md §1), so it needs no code of its own.
 
+pub mod analytic_gaussian;
 pub mod discrete;
 mod gaussian;
 mod laplace;

@@ -11,7 +11,7 @@ use crate::curve::{self, CurveReport, Query};
 use crate::input::{Input, SpecText};
 use crate::progress::Progress;
 use crate::render::{self, number, PresetList};
-use pld_accountant::{presets, Accountant, AccountantOptions, CalibrationProblem, Error};
+use pld_accountant::{spec::presets, Accountant, AccountantOptions, CalibrationProblem, Error};
 use std::path::{Path, PathBuf};
 
 /// A failed command: the one-line message and the exit code.

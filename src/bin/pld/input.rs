@@ -4,7 +4,7 @@
 
 use crate::args::SpecArgs;
 use crate::dp_sgd_flags::DpSgd;
-use pld_accountant::{presets, CompositionSpec, Error};
+use pld_accountant::{spec::presets, CompositionSpec, Error};
 use std::io::Read;
 
 /// A validated composition and what it was read from.

@@ -3,7 +3,7 @@
 use super::number::input;
 use super::text_table::{Align, Column, TextTable};
 use super::{csv, markdown, Report};
-use pld_accountant::presets::PRESETS;
+use pld_accountant::spec::presets::PRESETS;
 use serde::Serialize;
 
 /// The list of presets as printed.

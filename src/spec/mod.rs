@@ -1,5 +1,7 @@
 //! The composition specification (INTERFACE.md): what was released, validated at the boundary.
 
+pub mod presets;
+
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 

@@ -12,7 +12,7 @@
 //! each preset's `source`.
 //!
 //! ```
-//! use pld_accountant::{presets, Accountant, AccountantOptions};
+//! use pld_accountant::{spec::presets, Accountant, AccountantOptions};
 //!
 //! let preset = presets::find("poisson-dp-sgd")?;
 //! let spec = preset.spec()?;

@@ -1,0 +1,507 @@
+//! The accuracy-driven accountant: from a specification to a guaranteed bracket.
+//!
+//! The caller states how tight the bracket must be; the accountant picks the grid step and
+//! truncation itself, refining until the bracket is narrow enough, and reports what it used.
+
+use crate::bound::{Bound, Bracket};
+use crate::discretize::loss_atoms::LossAtoms;
+use crate::discretize::loss_bins::MAX_GRID_POINTS;
+use crate::error::{Error, Result};
+use crate::mechanism::analytic_gaussian;
+use crate::mechanism::discrete::{self, IntegerPair};
+use crate::mechanism::{
+    Gaussian, Laplace, MixtureOfGaussians, MonotonePrivacyLoss, PoissonSubsampled,
+};
+use crate::pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
+use crate::pmf::composition::compose_all;
+use crate::pmf::grid_pmf::{GridPmf, MAX_ABS_LOSS};
+use crate::spec::{CompositionSpec, MechanismSpec, Neighbouring, Sampling};
+
+/// Smallest grid step (nats) the accountant accepts, fixed or in [`Accountant::pld`]: 1e-12.
+///
+/// A grid this fine holds at most [`MAX_GRID_POINTS`]·1e-12 ≈ 4.2e-6 nats of privacy loss, so
+/// nothing finer is ever useful; and the index `loss/step` of every loss within ±700 nats
+/// ([`MAX_ABS_LOSS`]) stays below 2⁵³, an exact integer in f64 (the grid code relies on it).
+/// Finer steps are refused as invalid input before anything is allocated.
+pub const MIN_GRID_STEP: f64 = 1e-12;
+const _: () = assert!(2.0 * MAX_ABS_LOSS / MIN_GRID_STEP < 9_007_199_254_740_992.0);
+
+/// The grid step as an invalid parameter unless it is in [`MIN_GRID_STEP`, 1] nats.
+fn check_grid_step(name: &str, step: f64) -> Result<()> {
+    if step.is_finite() && (MIN_GRID_STEP..=1.0).contains(&step) {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            name,
+            readable(step),
+            "a number in [1e-12, 1] (nats)",
+        ))
+    }
+}
+
+/// The truncation mass as an invalid parameter unless it is in (0, 1e-3).
+fn check_tail_mass(tail_mass: f64) -> Result<()> {
+    if tail_mass.is_finite() && tail_mass > 0.0 && tail_mass < 1e-3 {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "tail_mass",
+            readable(tail_mass),
+            "a number in (0, 1e-3)",
+        ))
+    }
+}
+
+/// A number as an error message shows it: 5e-324 rather than 324 digits.
+fn readable(x: f64) -> String {
+    if x != 0.0 && (x.abs() < 1e-4 || x.abs() >= 1e16) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
+}
+
+/// Most grid refinements the accountant tries before returning what it has.
+const MAX_REFINEMENTS: u32 = 6;
+/// Largest default truncation mass; it is lowered to 1e-9·δ for small δ.
+const DEFAULT_TAIL_MASS: f64 = 1e-14;
+/// Default truncation mass for δ queries (lowered further only when δ < 1e-11).
+const DELTA_QUERY_TAIL_MASS: f64 = 1e-20;
+/// Smallest default truncation mass (below it, tails are cut where f64 underflows anyway).
+const MIN_TAIL_MASS: f64 = 1e-300;
+
+/// Below this δ, self-compositions add tilted FFT powers so the tail is accurate in relative
+/// terms (the plain FFT's round-off floor, ~1e-11 summed over a tail, would dominate).
+const TILT_BELOW_DELTA: f64 = 2e-6;
+/// Number of tilted powers used then.
+const TAIL_TILTS: usize = 3;
+
+/// Grid settings of one evaluation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Grid {
+    step: f64,
+    tail_mass: f64,
+    tilts: usize,
+}
+
+/// Coarsest grid step (nats) of the lower-bound chain: a fixed grid step h also reads the
+/// lower bound from the grids 2h, 4h, … up to this step (see [`coarser_steps`]).
+const COARSEST_CHAIN_STEP: f64 = 1.0;
+
+/// The grid steps 2h, 4h, … ≤ [`COARSEST_CHAIN_STEP`] whose lower bounds are also read at a
+/// fixed grid step h. The steps for h/2 are h and those for h, so halving a fixed grid step
+/// never loosens the lower end of a bracket (exact: doubling a float is exact).
+fn coarser_steps(step: f64) -> Vec<f64> {
+    std::iter::successors(Some(2.0 * step), |s| Some(2.0 * s))
+        .take_while(|&s| s <= COARSEST_CHAIN_STEP)
+        .collect()
+}
+
+/// How many times the first grid may be coarsened (×4 each) when it is too large.
+const MAX_COARSENINGS: u32 = 6;
+
+/// Grid refinement stops before a composed grid would hold more points than this.
+const MAX_REFINED_POINTS: usize = 1 << 21;
+
+/// The result of one evaluation at one grid.
+struct Evaluation {
+    bracket: Bracket,
+    worse_direction: &'static str,
+    /// Largest number of grid points among the composed PMFs.
+    points: usize,
+}
+
+/// One ordered neighbouring pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    /// PLD(M(D ∪ {z}) ‖ M(D)).
+    Remove,
+    /// PLD(M(D) ‖ M(D ∪ {z})).
+    Add,
+}
+
+/// A PLD accountant for one composition.
+#[derive(Debug, Clone)]
+pub struct Accountant {
+    plan: Plan,
+    options: AccountantOptions,
+}
+
+impl Accountant {
+    /// An accountant for `spec`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a tolerance that is not a finite number ≥ 0, a grid step
+    /// outside [[`MIN_GRID_STEP`], 1] nats or a truncation mass outside (0, 1e-3).
+    pub fn new(spec: &CompositionSpec, options: AccountantOptions) -> Result<Self> {
+        let t = options.tolerance;
+        for (name, v) in [
+            ("tolerance.relative", t.relative),
+            ("tolerance.absolute_epsilon", t.absolute_epsilon),
+            ("tolerance.relative_delta", t.relative_delta),
+            ("tolerance.absolute_delta", t.absolute_delta),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(Error::invalid(name, v, "a finite number ≥ 0"));
+            }
+        }
+        if let Some(h) = options.grid_step {
+            check_grid_step("grid_step", h)?;
+        }
+        if let Some(tau) = options.tail_mass {
+            check_tail_mass(tau)?;
+        }
+        Ok(Accountant {
+            plan: Plan::from_spec(spec)?,
+            options,
+        })
+    }
+
+    /// Guaranteed bracket on ε(δ): the smallest ε such that the composition is (ε, δ)-DP.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] unless `0 < delta < 1`; grid errors if the required grid
+    /// exceeds the size limits.
+    pub fn epsilon_for_delta(&self, delta: f64) -> Result<EpsilonAnswer> {
+        if !(delta > 0.0 && delta < 1.0) {
+            return Err(Error::invalid("delta", delta, "a number in (0, 1)"));
+        }
+        let tolerance = self.options.tolerance;
+        let target = |b: &Bracket| (tolerance.relative * b.upper).max(tolerance.absolute_epsilon);
+        if let Some((mu_lo, mu_hi)) = self.plan.analytic_mu() {
+            // ε(δ) grows with μ: the upper bound at the largest μ, the lower at the smallest.
+            let upper = analytic_gaussian::epsilon_upper_for_delta(mu_hi, delta);
+            let epsilon = Bracket {
+                upper,
+                lower: analytic_gaussian::epsilon_lower_for_delta(mu_lo, delta, upper),
+            };
+            return Ok(EpsilonAnswer {
+                delta,
+                epsilon,
+                settings: Settings::analytic(tolerance, epsilon, target(&epsilon)),
+            });
+        }
+        let tail_mass = self
+            .options
+            .tail_mass
+            .unwrap_or((1e-9 * delta).clamp(MIN_TAIL_MASS, DEFAULT_TAIL_MASS));
+        let tilts = if delta < TILT_BELOW_DELTA {
+            TAIL_TILTS
+        } else {
+            0
+        };
+        let (epsilon, settings) =
+            self.refine(tail_mass, tilts, |pmf| pmf.epsilon_for_delta(delta), target)?;
+        Ok(EpsilonAnswer {
+            delta,
+            epsilon,
+            settings,
+        })
+    }
+
+    /// Guaranteed bracket on δ(ε): the smallest δ such that the composition is (ε, δ)-DP.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] unless ε is a number ≥ 0 (∞ allowed); grid errors as for
+    /// [`Accountant::epsilon_for_delta`].
+    pub fn delta_for_epsilon(&self, epsilon: f64) -> Result<DeltaAnswer> {
+        if epsilon.is_nan() || epsilon < 0.0 {
+            return Err(Error::invalid("epsilon", epsilon, "a number ≥ 0"));
+        }
+        let tolerance = self.options.tolerance;
+        let target =
+            |b: &Bracket| (tolerance.relative_delta * b.upper).max(tolerance.absolute_delta);
+        if let Some((mu_lo, mu_hi)) = self.plan.analytic_mu() {
+            let delta = Bracket {
+                upper: analytic_gaussian::delta_for_epsilon(mu_hi, epsilon).upper,
+                lower: analytic_gaussian::delta_for_epsilon(mu_lo, epsilon).lower,
+            };
+            return Ok(DeltaAnswer {
+                epsilon,
+                delta,
+                settings: Settings::analytic(tolerance, delta, target(&delta)),
+            });
+        }
+        // δ is not known in advance: start far below any δ worth reporting, so that queries at
+        // different ε share the same settings unless δ is tiny.
+        let mut tail_mass = self.options.tail_mass.unwrap_or(DELTA_QUERY_TAIL_MASS);
+        let mut tilts = 0;
+        let mut passes = 0;
+        loop {
+            passes += 1;
+            let (delta, settings) = self.refine(
+                tail_mass,
+                tilts,
+                |pmf| pmf.delta_for_epsilon(epsilon),
+                target,
+            )?;
+            // Tiny δ: truncation must be far below it, and the tail computed in relative terms.
+            let reference = if delta.lower > 0.0 {
+                delta.lower
+            } else {
+                delta.upper
+            };
+            let wanted = (1e-9 * reference).max(MIN_TAIL_MASS);
+            let retruncate = self.options.tail_mass.is_none() && wanted < 0.1 * tail_mass;
+            let retilt = tilts == 0 && delta.upper < TILT_BELOW_DELTA;
+            if (retruncate || retilt) && passes < 4 {
+                if retruncate {
+                    tail_mass = wanted;
+                }
+                if retilt {
+                    tilts = TAIL_TILTS;
+                }
+                continue;
+            }
+            return Ok(DeltaAnswer {
+                epsilon,
+                delta,
+                settings,
+            });
+        }
+    }
+
+    /// The bracketed PLD of the whole composition on a grid of step `step`, both directions,
+    /// with the lower PLDs on the grids 2h, 4h, … ≤ 1 nat in `coarser_lowers` (a coarser grid
+    /// whose computation fails is left out), so that halving `step` never loosens the lower
+    /// end of any bracket read from it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a step outside [[`MIN_GRID_STEP`], 1] nats or a
+    /// truncation mass outside (0, 1e-3); grid and range errors from discretization and
+    /// composition on the grid `step`.
+    pub fn pld(&self, step: f64, tail_mass: f64) -> Result<BracketedPld> {
+        check_grid_step("step", step)?;
+        check_tail_mass(tail_mass)?;
+        let symmetric = self.plan.is_symmetric();
+        let direction = |bound, step| -> Result<PrivacyLossDistribution> {
+            let grid = Grid {
+                step,
+                tail_mass,
+                tilts: 0,
+            };
+            let remove = self.composed(bound, Direction::Remove, grid)?;
+            let add = if symmetric {
+                None
+            } else {
+                Some(self.composed(bound, Direction::Add, grid)?)
+            };
+            PrivacyLossDistribution::from_pmfs(remove, add)
+        };
+        Ok(BracketedPld {
+            upper: direction(Bound::Upper, step)?,
+            lower: direction(Bound::Lower, step)?,
+            coarser_lowers: coarser_steps(step)
+                .into_iter()
+                .filter_map(|coarse| direction(Bound::Lower, coarse).ok())
+                .collect(),
+        })
+    }
+
+    /// The composition's PMF in one direction and one bound.
+    fn composed(&self, bound: Bound, direction: Direction, grid: Grid) -> Result<GridPmf> {
+        let Grid {
+            step,
+            tail_mass,
+            tilts,
+        } = grid;
+        let mut parts = Vec::new();
+        // μ = 0 (Δ/σ underflows): no privacy loss, nothing to compose.
+        if let Some(mu) = self.plan.gaussian_mu.filter(|&mu| mu > 0.0) {
+            // Δ = μ, σ = 1 has the same PLD, and stays valid where 1/μ overflows.
+            let gaussian = Gaussian::from_mu(mu).or_else(|_| Gaussian::new(1.0, mu))?;
+            let single = PrivacyLossDistribution::from_mechanism(
+                &gaussian,
+                Symmetry::Symmetric,
+                step,
+                tail_mass,
+                bound,
+            )?;
+            parts.push(single.remove().clone());
+        }
+        for group in &self.plan.groups {
+            let single = group.component.pld(bound, step, tail_mass)?;
+            let pmf = match direction {
+                Direction::Remove => single.remove(),
+                Direction::Add => single.add(),
+            };
+            parts.push(pmf.self_compose_tilted(group.count, tail_mass, tilts)?);
+        }
+        compose_all(parts, tail_mass)
+    }
+
+    /// Evaluate a query (ε(δ) or δ(ε), read from one direction's PMF) as a bracket over both
+    /// directions.
+    ///
+    /// At a grid step fixed by the user, the lower end is the largest over the grids h, 2h,
+    /// 4h, … ≤ 1 nat (see [`coarser_steps`]; each is a lower bound, and a coarser grid whose
+    /// computation fails is left out), so that halving the step never loosens it. The coarser
+    /// grids together cost about as much as the grid h; the first runs beside the lower bound
+    /// at h, the others after the upper bound.
+    ///
+    /// The REMOVE direction is computed in both bounds on two threads. The ADD direction is
+    /// first bounded from above on a grid twice as coarse (cheap): the true answer is the
+    /// maximum over directions, so when that bound does not exceed REMOVE's upper bound, ADD
+    /// cannot change either end of the bracket (the lower end stays valid because the
+    /// maximum is at least REMOVE's value). Otherwise ADD is computed at full resolution too.
+    fn evaluate(&self, grid: Grid, query: &(dyn Fn(&GridPmf) -> f64 + Sync)) -> Result<Evaluation> {
+        let symmetric = self.plan.is_symmetric();
+        // (value, number of grid points) of one direction in one bound.
+        let run = |bound, direction, grid| -> Result<(f64, usize)> {
+            self.composed(bound, direction, grid)
+                .map(|pmf| (query(&pmf), pmf.len()))
+        };
+        let chain = match self.options.grid_step {
+            Some(_) => coarser_steps(grid.step),
+            None => Vec::new(),
+        };
+        let (beside_lower, after_upper) = chain.split_at(chain.len().min(1));
+        // The best lower bound over coarser grids (−∞ when there is none).
+        let coarser_lower = |direction, steps: &[f64]| -> f64 {
+            steps
+                .iter()
+                .filter_map(|&step| run(Bound::Lower, direction, Grid { step, ..grid }).ok())
+                .map(|(value, _)| value)
+                .fold(f64::NEG_INFINITY, f64::max)
+        };
+        let both = |direction: Direction| -> Result<(Bracket, usize)> {
+            let (upper, coarser, lower) = std::thread::scope(|scope| {
+                let lower = scope.spawn(|| {
+                    run(Bound::Lower, direction, grid).map(|(value, points)| {
+                        (value.max(coarser_lower(direction, beside_lower)), points)
+                    })
+                });
+                let upper = run(Bound::Upper, direction, grid);
+                let coarser = match upper {
+                    Ok(_) => coarser_lower(direction, after_upper),
+                    Err(_) => f64::NEG_INFINITY,
+                };
+                (upper, coarser, lower.join())
+            });
+            let (lower, lower_points) = lower.map_err(|_| Error::IncompatibleDistributions {
+                reason: "the lower-bound computation panicked".into(),
+            })??;
+            let (upper, upper_points) = upper?;
+            let bracket = Bracket {
+                upper,
+                lower: lower.max(coarser),
+            };
+            Ok((bracket, upper_points.max(lower_points)))
+        };
+        let (remove, points) = both(Direction::Remove)?;
+        if symmetric {
+            return Ok(Evaluation {
+                bracket: remove,
+                worse_direction: "both",
+                points,
+            });
+        }
+        let coarse = Grid {
+            step: 2.0 * grid.step,
+            ..grid
+        };
+        let (coarse_add, _) = run(Bound::Upper, Direction::Add, coarse)?;
+        if coarse_add <= remove.upper {
+            return Ok(Evaluation {
+                bracket: remove,
+                worse_direction: "remove",
+                points,
+            });
+        }
+        let (add, add_points) = both(Direction::Add)?;
+        let worse_direction = if add.upper > remove.upper {
+            "add"
+        } else {
+            "remove"
+        };
+        Ok(Evaluation {
+            bracket: remove.max(add),
+            worse_direction,
+            points: points.max(add_points),
+        })
+    }
+
+    /// Compute at a grid step, refining it until the bracket meets the tolerance.
+    fn refine(
+        &self,
+        tail_mass: f64,
+        tilts: usize,
+        query: impl Fn(&GridPmf) -> f64 + Sync,
+        target: impl Fn(&Bracket) -> f64,
+    ) -> Result<(Bracket, Settings)> {
+        let fixed = self.options.grid_step;
+        let mut step = fixed.unwrap_or_else(|| self.plan.initial_step());
+        let mut refinements = 0;
+        let mut coarsenings = 0;
+        let mut best: Option<Bracket> = None;
+        loop {
+            let grid = Grid {
+                step,
+                tail_mass,
+                tilts,
+            };
+            let Evaluation {
+                bracket,
+                worse_direction,
+                points,
+            } = match self.evaluate(grid, &query) {
+                Ok(evaluation) => evaluation,
+                // The first grid is too fine for the composition's range: coarsen it (the
+                // bracket will say how loose the answer is) rather than give up.
+                Err(Error::GridTooLarge { .. })
+                    if fixed.is_none() && refinements == 0 && coarsenings < MAX_COARSENINGS =>
+                {
+                    step = self.plan.aligned_step(step * 4.0);
+                    coarsenings += 1;
+                    continue;
+                }
+                Err(error) => return Err(error),
+            };
+            // Every grid's bracket is guaranteed: keep the tightest ends seen so far, so that
+            // a refinement never loosens either end.
+            let bracket = match best {
+                Some(previous) => Bracket {
+                    upper: bracket.upper.min(previous.upper),
+                    lower: bracket.lower.max(previous.lower),
+                },
+                None => bracket,
+            };
+            best = Some(bracket);
+            let width = bracket.width();
+            let wanted = target(&bracket);
+            let met = width.is_finite() && width <= wanted;
+            let give_up =
+                fixed.is_some() || met || !width.is_finite() || refinements >= MAX_REFINEMENTS;
+            let next = self
+                .plan
+                .aligned_step(step * (0.95 * (wanted / width).sqrt()).clamp(0.1, 0.8));
+            // The composed grids grow like 1/step: stop before one would exceed the budget.
+            let too_large =
+                points as f64 * (step / next) > MAX_REFINED_POINTS as f64 || !self.plan.fits(next);
+            if give_up || too_large {
+                return Ok((
+                    bracket,
+                    Settings {
+                        method: "pld",
+                        grid_step: Some(step),
+                        tail_mass: Some(tail_mass),
+                        refinements,
+                        tolerance: self.options.tolerance,
+                        bracket_width: width,
+                        target_width: wanted,
+                        tolerance_met: met,
+                        worse_direction,
+                    },
+                ));
+            }
+            step = next;
+            refinements += 1;
+        }
+    }
+}
+
+mod plan;
+mod settings;
+
+use plan::Plan;
+pub use settings::{AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance};

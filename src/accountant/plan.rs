@@ -1,0 +1,486 @@
+//! The composition regrouped for computing: how a spec's events become the components the
+//! accountant discretizes and composes.
+
+use super::*;
+
+/// The composition regrouped for computing: unsampled Gaussians merged analytically,
+/// identical events merged into one self-composition.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Plan {
+    /// μ of all unsampled (or q = 1) Gaussian events together, if any.
+    pub(super) gaussian_mu: Option<f64>,
+    /// Bound on the relative rounding error of `gaussian_mu` (see [`Plan::analytic_mu`]).
+    pub(super) gaussian_mu_relative_error: f64,
+    /// The other events, identical ones merged.
+    pub(super) groups: Vec<Group>,
+}
+
+/// Identical events, composed `count` times.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Group {
+    pub(super) component: Component,
+    pub(super) count: u64,
+}
+
+/// One event's pair, in the form the discretization needs.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Component {
+    SubsampledGaussian(PoissonSubsampled<Gaussian>),
+    Mixture(MixtureOfGaussians),
+    Laplace(Laplace),
+    SubsampledLaplace(PoissonSubsampled<Laplace>),
+    /// Built per truncation mass (its tails depend on it).
+    DiscreteGaussian {
+        sigma: f64,
+        sensitivity: u64,
+        pair: IntegerPair,
+    },
+    /// Exact atoms of a finite pair (REMOVE direction), with the lattice their losses lie on
+    /// when it is known (every loss an integer multiple of it).
+    Atoms {
+        atoms: LossAtoms,
+        symmetry: Symmetry,
+        lattice: Option<f64>,
+    },
+}
+
+/// Largest lattice refinement tried when aligning the grid to several lattices.
+pub(super) const MAX_LATTICE_DIVISOR: u32 = 1000;
+
+impl Plan {
+    pub(super) fn from_spec(spec: &CompositionSpec) -> Result<Plan> {
+        let mut mu_squared = 0.0;
+        let mut any_unsampled = false;
+        let mut unsampled_events = 0usize;
+        let mut groups: Vec<Group> = Vec::new();
+        // Under replace-one the two outputs of unsampled additive noise differ by 2Δ.
+        let factor = match spec.neighbouring {
+            Neighbouring::AddRemove => 1.0,
+            Neighbouring::Replace => 2.0,
+        };
+        for (i, event) in spec.events.iter().enumerate() {
+            let field = |name: &str| format!("events[{i}].{name}");
+            let located = |e: Error| match e {
+                Error::InvalidParameter {
+                    name,
+                    value,
+                    requirement,
+                } => Error::InvalidParameter {
+                    name: field(&name),
+                    value,
+                    requirement,
+                },
+                other => other,
+            };
+            // Poisson sampling at rate 1 and a batch of the whole dataset are no sampling.
+            let sampling = match event.sampling {
+                Sampling::Poisson(rate) if rate >= 1.0 => Sampling::None,
+                Sampling::FixedBatch {
+                    batch_size,
+                    dataset_size,
+                } if batch_size >= dataset_size => Sampling::None,
+                other => other,
+            };
+            let component = match (&event.mechanism, sampling) {
+                (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::None) => {
+                    let gaussian = Gaussian::new(sigma, sensitivity).map_err(located)?;
+                    mu_squared += event.count as f64 * (factor * gaussian.mu()).powi(2);
+                    any_unsampled = true;
+                    unsampled_events += 1;
+                    continue;
+                }
+                (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::Poisson(rate)) => {
+                    let gaussian = Gaussian::new(sigma, sensitivity).map_err(located)?;
+                    Component::SubsampledGaussian(
+                        PoissonSubsampled::new(gaussian, rate).map_err(located)?,
+                    )
+                }
+                // Sampling without replacement (m of n) under replace-one: the worst case is
+                // Poisson sampling at rate γ = m/n of the pair with shift 2Δ, in both directions.
+                // It is attained (record i contributes −v in D, every other record +v in D and
+                // D′: when i is not drawn both outputs coincide) and dominating (Zhu, Dong &
+                // Wang, AISTATS 2022, Thm 10 on subset sampling). The symmetric pair
+                // (1−γ)μ + γμ(·±Δ) of ALGORITHMS.md §2.4 is not an upper bound here.
+                (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::FixedBatch { .. }) => {
+                    let gaussian = Gaussian::new(sigma, 2.0 * sensitivity).map_err(located)?;
+                    Component::SubsampledGaussian(
+                        PoissonSubsampled::new(gaussian, gamma(sampling)).map_err(located)?,
+                    )
+                }
+                (&MechanismSpec::Laplace { scale, sensitivity }, Sampling::None) => {
+                    Component::Laplace(Laplace::new(scale, factor * sensitivity).map_err(located)?)
+                }
+                (&MechanismSpec::Laplace { scale, sensitivity }, Sampling::Poisson(rate)) => {
+                    let laplace = Laplace::new(scale, sensitivity).map_err(located)?;
+                    Component::SubsampledLaplace(
+                        PoissonSubsampled::new(laplace, rate).map_err(located)?,
+                    )
+                }
+                (&MechanismSpec::Laplace { scale, sensitivity }, Sampling::FixedBatch { .. }) => {
+                    let laplace = Laplace::new(scale, 2.0 * sensitivity).map_err(located)?;
+                    Component::SubsampledLaplace(
+                        PoissonSubsampled::new(laplace, gamma(sampling)).map_err(located)?,
+                    )
+                }
+                (&MechanismSpec::DiscreteLaplace { scale, sensitivity }, _) => {
+                    let (sensitivity, pair) =
+                        integer_pair(sensitivity, factor, sampling).map_err(located)?;
+                    let atoms = discrete::discrete_laplace(scale, sensitivity, pair)?;
+                    Component::Atoms {
+                        atoms,
+                        symmetry: pair_symmetry(pair),
+                        lattice: (pair == IntegerPair::Plain).then_some(1.0 / scale),
+                    }
+                }
+                (&MechanismSpec::DiscreteGaussian { sigma, sensitivity }, _) => {
+                    let (sensitivity, pair) =
+                        integer_pair(sensitivity, factor, sampling).map_err(located)?;
+                    Component::DiscreteGaussian {
+                        sigma,
+                        sensitivity,
+                        pair,
+                    }
+                }
+                (
+                    &MechanismSpec::RandomizedResponse {
+                        epsilon,
+                        categories,
+                    },
+                    _,
+                ) => atoms_component(
+                    discrete::randomized_response(epsilon, categories),
+                    epsilon,
+                    sampling,
+                ),
+                (&MechanismSpec::EpsDelta { epsilon, delta }, _) => {
+                    atoms_component(discrete::eps_delta(epsilon, delta), epsilon, sampling)
+                }
+                (
+                    MechanismSpec::MixtureOfGaussians {
+                        sigma,
+                        sensitivities,
+                        probabilities,
+                    },
+                    _,
+                ) => {
+                    let mixture = MixtureOfGaussians::new(*sigma, sensitivities, probabilities)
+                        .map_err(located)?;
+                    if mixture.largest_shift() == 0.0 {
+                        // Both outputs have the same distribution: no privacy loss at all.
+                        atoms_component(discrete::eps_delta(0.0, 0.0), 0.0, Sampling::None)
+                    } else {
+                        Component::Mixture(mixture)
+                    }
+                }
+                (MechanismSpec::PmfPair { p, q }, _) => Component::Atoms {
+                    atoms: discrete::pmf_pair(p, q),
+                    symmetry: Symmetry::Asymmetric,
+                    lattice: None,
+                },
+            };
+            if let Some(group) = groups.iter_mut().find(|g| g.component == component) {
+                group.count += event.count;
+            } else {
+                groups.push(Group {
+                    component,
+                    count: event.count,
+                });
+            }
+        }
+        let gaussian_mu = if any_unsampled {
+            let mu = mu_squared.sqrt();
+            if !mu.is_finite() {
+                return Err(Error::invalid(
+                    "events",
+                    format!("μ = {mu}"),
+                    "a composition whose total Gaussian μ = √Σ(count·Δ²/σ²) is finite",
+                ));
+            }
+            Some(mu)
+        } else {
+            None
+        };
+        // Each term count·(factor·Δ/σ)² carries three roundings, the sum of n positive terms
+        // n − 1 more, and the square root halves that and adds one: (n/2 + 2)·2⁻⁵³ in all,
+        // below (n + 4)·2⁻⁵² with room for second-order terms (and an inexact count > 2⁵³).
+        let gaussian_mu_relative_error = (unsampled_events as f64 + 4.0) * f64::EPSILON;
+        Ok(Plan {
+            gaussian_mu,
+            gaussian_mu_relative_error,
+            groups,
+        })
+    }
+
+    /// `[μ_lo, μ_hi]` around the exact μ when the whole composition is one Gaussian (no grid
+    /// needed): the computed μ widened by its rounding error bound. δ(ε) and ε(δ) increase
+    /// with μ, so lower bounds are taken at `μ_lo` and upper bounds at `μ_hi`.
+    pub(super) fn analytic_mu(&self) -> Option<(f64, f64)> {
+        if self.groups.is_empty() {
+            let r = self.gaussian_mu_relative_error;
+            self.gaussian_mu.map(|mu| (mu * (1.0 - r), mu * (1.0 + r)))
+        } else {
+            None
+        }
+    }
+
+    /// Whether every event's ADD pair has the same PLD as its REMOVE pair.
+    pub(super) fn is_symmetric(&self) -> bool {
+        self.groups
+            .iter()
+            .all(|g| g.component.symmetry() == Symmetry::Symmetric)
+    }
+
+    /// First grid step. Both discretizations err by about `0.3·k·h²` in ε after k
+    /// compositions (measured on DP-SGD; second order), so this step gives a bracket of about
+    /// 0.01 nats: coarse enough to be cheap, and refinement rescales it in one go. When every
+    /// event is a finite pair on a common lattice, the lattice itself is the grid (exact).
+    pub(super) fn initial_step(&self) -> f64 {
+        let k: u64 = self.groups.iter().map(|g| g.count).sum::<u64>() + 1;
+        let step = (0.02 / k as f64).sqrt().clamp(1e-5, 2e-2);
+        let all_on_lattice = self.gaussian_mu.is_none()
+            && self.groups.iter().all(|g| {
+                matches!(g.component, Component::Atoms { lattice: Some(u), .. } if u > 0.0)
+                    || matches!(
+                        g.component,
+                        Component::Atoms { ref atoms, .. } if atoms.atoms().iter().all(|a| a.loss == 0.0)
+                    )
+            });
+        if all_on_lattice {
+            if let Some(unit) = self.common_lattice(0.0) {
+                return unit.min(1.0);
+            }
+        }
+        self.aligned_step(step)
+    }
+
+    /// The largest step ≤ `step` that divides the common lattice of the events whose atoms
+    /// are spaced at least `step` apart, so those atoms sit exactly on grid points (both
+    /// roundings are then exact for them); `step` itself if there is no common lattice.
+    pub(super) fn aligned_step(&self, step: f64) -> f64 {
+        match self.common_lattice(step) {
+            Some(unit) => unit / (unit / step * (1.0 - 1e-12)).ceil().max(1.0),
+            None => step,
+        }
+    }
+
+    /// The largest g such that every lattice unit of at least `smallest` is a whole multiple
+    /// of g (within 1e-9 relative), trying g = u_min/n for n up to 1000. The losses that are
+    /// merely worth keeping on the grid (the largest atom of a pair without a lattice) are
+    /// added one by one where they fit.
+    pub(super) fn common_lattice(&self, smallest: f64) -> Option<f64> {
+        let keep = |u: &f64| *u > 0.0 && *u >= smallest && u.is_finite();
+        let (mut required, mut optional) = (Vec::new(), Vec::new());
+        for group in &self.groups {
+            match group.component {
+                Component::Atoms {
+                    lattice: Some(u), ..
+                } => required.push(u),
+                Component::Laplace(laplace) => required.push(laplace.epsilon0()),
+                Component::DiscreteGaussian {
+                    sigma,
+                    sensitivity,
+                    pair: IntegerPair::Plain,
+                } => required.push(sensitivity as f64 / (2.0 * sigma * sigma)),
+                // No lattice: keep at least the largest loss on the grid, the atom that weighs
+                // most in δ(ε) for ε > 0 (an isolated atom off the grid costs the lower bound
+                // first-order error).
+                Component::Atoms {
+                    ref atoms,
+                    lattice: None,
+                    ..
+                } => optional.extend(atoms.atoms().last().map(|a| a.loss)),
+                Component::SubsampledLaplace(m) => optional.push(top_constant_loss(&m)),
+                _ => {}
+            }
+        }
+        required.retain(keep);
+        optional.retain(keep);
+        let mut units = required;
+        let mut lattice = lattice_of(&units);
+        for u in optional {
+            units.push(u);
+            match lattice_of(&units) {
+                Some(g) => lattice = Some(g),
+                None => {
+                    units.pop();
+                }
+            }
+        }
+        lattice
+    }
+
+    /// Whether a grid of this step stays within the size limits (rough, per mechanism).
+    pub(super) fn fits(&self, step: f64) -> bool {
+        let gaussian_width = |mu: f64| mu * mu / 2.0 + 20.0 * mu + 1.0;
+        let widest = self
+            .groups
+            .iter()
+            .map(|g| g.component.loss_width(gaussian_width))
+            .chain(self.gaussian_mu.map(gaussian_width))
+            .fold(0.0, f64::max);
+        2.0 * widest / step < MAX_GRID_POINTS as f64
+    }
+}
+
+/// The largest g = u_min/n (n ≤ 1000) of which every unit is a whole multiple (within 1e-9
+/// relative); `None` for no units or no such g.
+pub(super) fn lattice_of(units: &[f64]) -> Option<f64> {
+    let smallest = units.iter().copied().fold(f64::INFINITY, f64::min);
+    if !smallest.is_finite() {
+        return None;
+    }
+    (1..=MAX_LATTICE_DIVISOR).find_map(|n| {
+        let g = smallest / n as f64;
+        units
+            .iter()
+            .all(|u| {
+                let r = u / g;
+                (r - r.round()).abs() <= 1e-9 * r
+            })
+            .then_some(g)
+    })
+}
+
+/// γ = m/n of a fixed batch.
+pub(super) fn gamma(sampling: Sampling) -> f64 {
+    match sampling {
+        Sampling::FixedBatch {
+            batch_size,
+            dataset_size,
+        } => batch_size as f64 / dataset_size as f64,
+        _ => 1.0,
+    }
+}
+
+/// The integer pair of discrete noise under a sampling scheme; under replace-one (unsampled,
+/// or a fixed batch) the shift is doubled, and a fixed batch is accounted as Poisson sampling
+/// at γ = m/n (its worst case, see `Plan::from_spec`).
+pub(super) fn integer_pair(
+    sensitivity: u64,
+    factor: f64,
+    sampling: Sampling,
+) -> Result<(u64, IntegerPair)> {
+    let doubled = || {
+        sensitivity.checked_mul(2).ok_or_else(|| {
+            Error::invalid(
+                "sensitivity",
+                sensitivity,
+                "a whole number ≥ 1 whose double (the replace-one shift) is below 2^64",
+            )
+        })
+    };
+    Ok(match sampling {
+        Sampling::None if factor == 2.0 => (doubled()?, IntegerPair::Plain),
+        Sampling::None => (sensitivity, IntegerPair::Plain),
+        Sampling::Poisson(rate) => (sensitivity, IntegerPair::Poisson(rate)),
+        Sampling::FixedBatch { .. } => (doubled()?, IntegerPair::Poisson(gamma(sampling))),
+    })
+}
+
+pub(super) fn pair_symmetry(pair: IntegerPair) -> Symmetry {
+    match pair {
+        IntegerPair::Poisson(_) => Symmetry::Asymmetric,
+        IntegerPair::Plain => Symmetry::Symmetric,
+    }
+}
+
+/// A symmetric finite pair with losses on the lattice `epsilon·ℤ`, Poisson-subsampled if asked
+/// (REMOVE `((1−q)Q + qP, Q)`, ADD its swap; the spec refuses other sampling).
+pub(super) fn atoms_component(atoms: LossAtoms, epsilon: f64, sampling: Sampling) -> Component {
+    match sampling {
+        Sampling::Poisson(rate) => Component::Atoms {
+            atoms: atoms.poisson_subsampled(rate),
+            symmetry: Symmetry::Asymmetric,
+            lattice: None,
+        },
+        _ => Component::Atoms {
+            atoms,
+            symmetry: Symmetry::Symmetric,
+            lattice: (epsilon > 0.0).then_some(epsilon),
+        },
+    }
+}
+
+impl Component {
+    pub(super) fn symmetry(&self) -> Symmetry {
+        match self {
+            Component::Laplace(_) => Symmetry::Symmetric,
+            Component::SubsampledGaussian(_)
+            | Component::SubsampledLaplace(_)
+            | Component::Mixture(_) => Symmetry::Asymmetric,
+            Component::DiscreteGaussian { pair, .. } => pair_symmetry(*pair),
+            Component::Atoms { symmetry, .. } => *symmetry,
+        }
+    }
+
+    /// The single-event PLD in one bound.
+    pub(super) fn pld(
+        &self,
+        bound: Bound,
+        step: f64,
+        tail_mass: f64,
+    ) -> Result<PrivacyLossDistribution> {
+        fn continuous<M: MonotonePrivacyLoss>(
+            m: &M,
+            symmetry: Symmetry,
+            bound: Bound,
+            step: f64,
+            tail_mass: f64,
+        ) -> Result<PrivacyLossDistribution> {
+            PrivacyLossDistribution::from_mechanism(m, symmetry, step, tail_mass, bound)
+        }
+        let symmetry = self.symmetry();
+        match self {
+            Component::SubsampledGaussian(m) => continuous(m, symmetry, bound, step, tail_mass),
+            Component::Mixture(m) => continuous(m, symmetry, bound, step, tail_mass),
+            Component::Laplace(m) => continuous(m, symmetry, bound, step, tail_mass),
+            Component::SubsampledLaplace(m) => continuous(m, symmetry, bound, step, tail_mass),
+            &Component::DiscreteGaussian {
+                sigma,
+                sensitivity,
+                pair,
+            } => {
+                let atoms = discrete::discrete_gaussian(sigma, sensitivity, pair, tail_mass)?;
+                PrivacyLossDistribution::from_atoms(&atoms, symmetry, step, bound)
+            }
+            Component::Atoms { atoms, .. } => {
+                PrivacyLossDistribution::from_atoms(atoms, symmetry, step, bound)
+            }
+        }
+    }
+
+    /// A rough width (nats) of the single-event loss range, for grid-size estimates.
+    pub(super) fn loss_width(&self, gaussian_width: impl Fn(f64) -> f64) -> f64 {
+        match self {
+            Component::SubsampledGaussian(m) => gaussian_width(m.base().mu()),
+            Component::Mixture(m) => truncated_width(m),
+            Component::Laplace(m) => truncated_width(m),
+            Component::SubsampledLaplace(m) => truncated_width(m),
+            Component::DiscreteGaussian {
+                sigma, sensitivity, ..
+            } => gaussian_width(*sensitivity as f64 / sigma),
+            Component::Atoms { atoms, .. } => {
+                let a = atoms.atoms();
+                match (a.first(), a.last()) {
+                    (Some(lo), Some(hi)) => hi.loss.min(700.0) - lo.loss.max(-700.0) + 1.0,
+                    _ => 1.0,
+                }
+            }
+        }
+    }
+}
+
+/// The loss of the region of largest, constant loss (e.g. `ln(1 + q(e^{ε₀} − 1))` for
+/// subsampled Laplace noise).
+pub(super) fn top_constant_loss<M: MonotonePrivacyLoss>(m: &M) -> f64 {
+    match m.constant_loss_regions().0 {
+        Some(x) => m.privacy_loss(x),
+        None => 0.0,
+    }
+}
+
+/// The loss range of a continuous mechanism between its widest truncation points.
+pub(super) fn truncated_width<M: MonotonePrivacyLoss>(m: &M) -> f64 {
+    let (lo, hi) = m.truncation_points(1e-300);
+    (m.privacy_loss(lo) - m.privacy_loss(hi)).abs().min(1400.0) + 1.0
+}

@@ -1,0 +1,111 @@
+//! What the caller asks for (tolerance, options) and what the accountant answers (brackets
+//! with the settings that produced them).
+
+use crate::bound::Bracket;
+use serde::Serialize;
+
+/// How tight the bracket must be.
+///
+/// An ε bracket is accepted when `upper − lower ≤ max(relative·upper, absolute_epsilon)`;
+/// a δ bracket when `upper − lower ≤ max(relative_delta·upper, absolute_delta)`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Tolerance {
+    /// Relative width for ε brackets (default 1e-3).
+    pub relative: f64,
+    /// Absolute width for ε brackets, used when ε is small (default 1e-4).
+    pub absolute_epsilon: f64,
+    /// Relative width for δ brackets (default 1e-4: δ is far more sensitive than ε).
+    pub relative_delta: f64,
+    /// Absolute width for δ brackets (default 1e-18).
+    pub absolute_delta: f64,
+}
+
+impl Default for Tolerance {
+    fn default() -> Self {
+        Tolerance {
+            relative: 1e-3,
+            absolute_epsilon: 1e-4,
+            relative_delta: 1e-4,
+            absolute_delta: 1e-18,
+        }
+    }
+}
+
+/// Accountant settings. `Default` gives the accuracy-driven behaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct AccountantOptions {
+    /// Target bracket width.
+    pub tolerance: Tolerance,
+    /// Fixed grid step in nats (disables refinement).
+    pub grid_step: Option<f64>,
+    /// Fixed truncation mass per truncation (default: 1e-14, or 1e-9·δ if smaller).
+    pub tail_mass: Option<f64>,
+}
+
+/// How a result was computed, for the JSON output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Settings {
+    /// `"analytic_gaussian"` (exact closed form) or `"pld"` (grid + FFT).
+    pub method: &'static str,
+    /// Grid step used (nats); absent for the analytic method.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grid_step: Option<f64>,
+    /// Truncation mass per truncation; absent for the analytic method.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail_mass: Option<f64>,
+    /// Number of grid refinements after the first attempt.
+    pub refinements: u32,
+    /// The tolerance requested.
+    pub tolerance: Tolerance,
+    /// Width of the bracket returned.
+    #[serde(serialize_with = "crate::report_number::serialize")]
+    pub bracket_width: f64,
+    /// Width the tolerance asked for.
+    #[serde(serialize_with = "crate::report_number::serialize")]
+    pub target_width: f64,
+    /// Whether `bracket_width ≤ target_width`.
+    pub tolerance_met: bool,
+    /// The neighbouring direction that determines the answer: `"remove"` (the outputs with
+    /// the extra record as P) or `"add"`; `"both"` for symmetric compositions.
+    pub worse_direction: &'static str,
+}
+
+/// The answer to "what ε for this δ?".
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EpsilonAnswer {
+    /// The δ asked about.
+    #[serde(serialize_with = "crate::report_number::serialize")]
+    pub delta: f64,
+    /// Guaranteed bracket on the smallest ε with (ε, δ)-DP.
+    pub epsilon: Bracket,
+    /// How it was computed.
+    pub settings: Settings,
+}
+
+/// The answer to "what δ for this ε?".
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeltaAnswer {
+    /// The ε asked about.
+    #[serde(serialize_with = "crate::report_number::serialize")]
+    pub epsilon: f64,
+    /// Guaranteed bracket on the smallest δ with (ε, δ)-DP.
+    pub delta: Bracket,
+    /// How it was computed.
+    pub settings: Settings,
+}
+
+impl Settings {
+    pub(super) fn analytic(tolerance: Tolerance, bracket: Bracket, target: f64) -> Settings {
+        Settings {
+            method: "analytic_gaussian",
+            grid_step: None,
+            tail_mass: None,
+            refinements: 0,
+            tolerance,
+            bracket_width: bracket.width(),
+            target_width: target,
+            tolerance_met: bracket.width().is_finite() && bracket.width() <= target,
+            worse_direction: "both",
+        }
+    }
+}
