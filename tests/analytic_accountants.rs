@@ -442,11 +442,14 @@ fn analytic_methods_survive_extreme_inputs() {
             }
             for theorem in CompositionTheorem::ALL {
                 if let Ok(events) = spec
-                    .events
+                    .events()
                     .iter()
                     .map(|e| {
-                        pld_accountant::analytic::event_bounds::approximate_dp(e, spec.neighbouring)
-                            .map(|g| (g, e.count))
+                        pld_accountant::analytic::event_bounds::approximate_dp(
+                            e,
+                            spec.neighbouring(),
+                        )
+                        .map(|g| (g, e.count()))
                     })
                     .collect::<Result<Vec<_>, _>>()
                 {

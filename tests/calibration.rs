@@ -513,7 +513,7 @@ fn spec_with_validates_the_value_like_the_parser() {
             .unwrap()
     );
     let count = problem(r#"{"events": [{"mechanism": "gaussian", "sigma": 1, "count": null}]}"#);
-    assert_eq!(count.spec_with(7.0).unwrap().events[0].count, 7);
+    assert_eq!(count.spec_with(7.0).unwrap().events()[0].count(), 7);
     let rate = problem(
         r#"{"events": [{"mechanism": "gaussian", "sigma": 1, "sampling": {"poisson": null}}]}"#,
     );

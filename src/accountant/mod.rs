@@ -15,7 +15,7 @@ use crate::mechanism::{
 use crate::pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
 use crate::pmf::composition::compose_all;
 use crate::pmf::grid_pmf::{GridPmf, MAX_ABS_LOSS};
-use crate::spec::{CompositionSpec, MechanismSpec, Neighbouring, Sampling};
+use crate::spec::{CompositionSpec, MechanismKind, Neighbouring, SamplingKind};
 
 /// Smallest grid step (nats) the accountant accepts, fixed or in [`Accountant::pld`]: 1e-12.
 ///

@@ -2,6 +2,7 @@
 //! accountant discretizes and composes.
 
 use super::*;
+use crate::spec::Shift;
 
 /// The composition regrouped for computing: unsampled Gaussians merged analytically,
 /// identical events merged into one self-composition.
@@ -53,11 +54,7 @@ impl Plan {
         let mut any_unsampled = false;
         let mut unsampled_events = 0usize;
         let mut groups: Vec<Group> = Vec::new();
-        // Under replace-one the two outputs of unsampled additive noise differ by 2Δ.
-        let factor = match spec.neighbouring {
-            Neighbouring::AddRemove => 1.0,
-            Neighbouring::Replace => 2.0,
-        };
+        let relation = spec.neighbouring;
         for (i, event) in spec.events.iter().enumerate() {
             let field = |name: &str| format!("events[{i}].{name}");
             let located = |e: Error| match e {
@@ -73,58 +70,74 @@ impl Plan {
                 other => other,
             };
             // Poisson sampling at rate 1 and a batch of the whole dataset are no sampling.
-            let sampling = match event.sampling {
-                Sampling::Poisson(rate) if rate >= 1.0 => Sampling::None,
-                Sampling::FixedBatch {
+            let sampling = match event.sampling.kind {
+                SamplingKind::Poisson(rate) if rate >= 1.0 => SamplingKind::None,
+                SamplingKind::FixedBatch {
                     batch_size,
                     dataset_size,
-                } if batch_size >= dataset_size => Sampling::None,
+                } if batch_size >= dataset_size => SamplingKind::None,
                 other => other,
             };
-            let component = match (&event.mechanism, sampling) {
-                (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::None) => {
-                    let gaussian = Gaussian::new(sigma, sensitivity).map_err(located)?;
-                    mu_squared += event.count as f64 * (factor * gaussian.mu()).powi(2);
+            // The shift between the two outputs of additive noise: one record's contribution
+            // Δ under Poisson sampling (add/remove); otherwise the pair shift of the relation,
+            // Δ under add/remove and, under replace-one, 2Δ or the replace_sensitivity as
+            // given (unsampled, and the pair a fixed batch is accounted with).
+            let component = match (&event.mechanism.kind, sampling) {
+                (&MechanismKind::Gaussian { sigma, sensitivity }, SamplingKind::None) => {
+                    let gaussian =
+                        Gaussian::new(sigma, sensitivity.pair_shift(relation)).map_err(located)?;
+                    mu_squared += event.count as f64 * gaussian.mu().powi(2);
                     any_unsampled = true;
                     unsampled_events += 1;
                     continue;
                 }
-                (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::Poisson(rate)) => {
-                    let gaussian = Gaussian::new(sigma, sensitivity).map_err(located)?;
+                (&MechanismKind::Gaussian { sigma, sensitivity }, SamplingKind::Poisson(rate)) => {
+                    let gaussian =
+                        Gaussian::new(sigma, sensitivity.per_record()).map_err(located)?;
                     Component::SubsampledGaussian(
                         PoissonSubsampled::new(gaussian, rate).map_err(located)?,
                     )
                 }
                 // Sampling without replacement (m of n) under replace-one: the worst case is
-                // Poisson sampling at rate γ = m/n of the pair with shift 2Δ, in both directions.
-                // It is attained (record i contributes −v in D, every other record +v in D and
-                // D′: when i is not drawn both outputs coincide) and dominating (Zhu, Dong &
-                // Wang, AISTATS 2022, Thm 10 on subset sampling). The symmetric pair
-                // (1−γ)μ + γμ(·±Δ) of ALGORITHMS.md §2.4 is not an upper bound here.
-                (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::FixedBatch { .. }) => {
-                    let gaussian = Gaussian::new(sigma, 2.0 * sensitivity).map_err(located)?;
+                // Poisson sampling at rate γ = m/n of the pair with the replace-one shift (2Δ),
+                // in both directions. It is attained (record i contributes −v in D, every
+                // other record +v in D and D′: when i is not drawn both outputs coincide) and
+                // dominating (Zhu, Dong & Wang, AISTATS 2022, Thm 10 on subset sampling). The
+                // symmetric pair (1−γ)μ + γμ(·±Δ) is not an upper bound here.
+                (
+                    &MechanismKind::Gaussian { sigma, sensitivity },
+                    SamplingKind::FixedBatch { .. },
+                ) => {
+                    let gaussian =
+                        Gaussian::new(sigma, sensitivity.pair_shift(relation)).map_err(located)?;
                     Component::SubsampledGaussian(
                         PoissonSubsampled::new(gaussian, gamma(sampling)).map_err(located)?,
                     )
                 }
-                (&MechanismSpec::Laplace { scale, sensitivity }, Sampling::None) => {
-                    Component::Laplace(Laplace::new(scale, factor * sensitivity).map_err(located)?)
+                (&MechanismKind::Laplace { scale, sensitivity }, SamplingKind::None) => {
+                    Component::Laplace(
+                        Laplace::new(scale, sensitivity.pair_shift(relation)).map_err(located)?,
+                    )
                 }
-                (&MechanismSpec::Laplace { scale, sensitivity }, Sampling::Poisson(rate)) => {
-                    let laplace = Laplace::new(scale, sensitivity).map_err(located)?;
+                (&MechanismKind::Laplace { scale, sensitivity }, SamplingKind::Poisson(rate)) => {
+                    let laplace = Laplace::new(scale, sensitivity.per_record()).map_err(located)?;
                     Component::SubsampledLaplace(
                         PoissonSubsampled::new(laplace, rate).map_err(located)?,
                     )
                 }
-                (&MechanismSpec::Laplace { scale, sensitivity }, Sampling::FixedBatch { .. }) => {
-                    let laplace = Laplace::new(scale, 2.0 * sensitivity).map_err(located)?;
+                (
+                    &MechanismKind::Laplace { scale, sensitivity },
+                    SamplingKind::FixedBatch { .. },
+                ) => {
+                    let laplace =
+                        Laplace::new(scale, sensitivity.pair_shift(relation)).map_err(located)?;
                     Component::SubsampledLaplace(
                         PoissonSubsampled::new(laplace, gamma(sampling)).map_err(located)?,
                     )
                 }
-                (&MechanismSpec::DiscreteLaplace { scale, sensitivity }, _) => {
+                (&MechanismKind::DiscreteLaplace { scale, sensitivity }, _) => {
                     let (sensitivity, pair) =
-                        integer_pair(sensitivity, factor, sampling).map_err(located)?;
+                        integer_pair(sensitivity, relation, sampling).map_err(located)?;
                     let atoms = discrete::discrete_laplace(scale, sensitivity, pair)?;
                     Component::Atoms {
                         atoms,
@@ -132,9 +145,9 @@ impl Plan {
                         lattice: (pair == IntegerPair::Plain).then_some(1.0 / scale),
                     }
                 }
-                (&MechanismSpec::DiscreteGaussian { sigma, sensitivity }, _) => {
+                (&MechanismKind::DiscreteGaussian { sigma, sensitivity }, _) => {
                     let (sensitivity, pair) =
-                        integer_pair(sensitivity, factor, sampling).map_err(located)?;
+                        integer_pair(sensitivity, relation, sampling).map_err(located)?;
                     Component::DiscreteGaussian {
                         sigma,
                         sensitivity,
@@ -142,7 +155,7 @@ impl Plan {
                     }
                 }
                 (
-                    &MechanismSpec::RandomizedResponse {
+                    &MechanismKind::RandomizedResponse {
                         epsilon,
                         categories,
                     },
@@ -152,14 +165,15 @@ impl Plan {
                     epsilon,
                     sampling,
                 ),
-                (&MechanismSpec::EpsDelta { epsilon, delta }, _) => {
+                (&MechanismKind::EpsDelta { epsilon, delta }, _) => {
                     atoms_component(discrete::eps_delta(epsilon, delta), epsilon, sampling)
                 }
                 (
-                    MechanismSpec::MixtureOfGaussians {
+                    MechanismKind::MixtureOfGaussians {
                         sigma,
                         sensitivities,
                         probabilities,
+                        ..
                     },
                     _,
                 ) => {
@@ -167,12 +181,12 @@ impl Plan {
                         .map_err(located)?;
                     if mixture.largest_shift() == 0.0 {
                         // Both outputs have the same distribution: no privacy loss at all.
-                        atoms_component(discrete::eps_delta(0.0, 0.0), 0.0, Sampling::None)
+                        atoms_component(discrete::eps_delta(0.0, 0.0), 0.0, SamplingKind::None)
                     } else {
                         Component::Mixture(mixture)
                     }
                 }
-                (MechanismSpec::PmfPair { p, q }, _) => Component::Atoms {
+                (MechanismKind::PmfPair { p, q, .. }, _) => Component::Atoms {
                     atoms: discrete::pmf_pair(p, q),
                     symmetry: Symmetry::Asymmetric,
                     lattice: None,
@@ -200,7 +214,7 @@ impl Plan {
         } else {
             None
         };
-        // Each term count·(factor·Δ/σ)² carries three roundings, the sum of n positive terms
+        // Each term count·(shift/σ)² carries three roundings, the sum of n positive terms
         // n − 1 more, and the square root halves that and adds one: (n/2 + 2)·2⁻⁵³ in all,
         // below (n + 4)·2⁻⁵² with room for second-order terms (and an inexact count > 2⁵³).
         let gaussian_mu_relative_error = (unsampled_events as f64 + 4.0) * f64::EPSILON;
@@ -342,9 +356,9 @@ pub(super) fn lattice_of(units: &[f64]) -> Option<f64> {
 }
 
 /// γ = m/n of a fixed batch.
-pub(super) fn gamma(sampling: Sampling) -> f64 {
+pub(super) fn gamma(sampling: SamplingKind) -> f64 {
     match sampling {
-        Sampling::FixedBatch {
+        SamplingKind::FixedBatch {
             batch_size,
             dataset_size,
         } => batch_size as f64 / dataset_size as f64,
@@ -352,28 +366,25 @@ pub(super) fn gamma(sampling: Sampling) -> f64 {
     }
 }
 
-/// The integer pair of discrete noise under a sampling scheme; under replace-one (unsampled,
-/// or a fixed batch) the shift is doubled, and a fixed batch is accounted as Poisson sampling
-/// at γ = m/n (its worst case, see `Plan::from_spec`).
+/// The integer pair of discrete noise under a sampling scheme: one record's contribution
+/// under Poisson sampling (add/remove); otherwise the relation's pair shift (doubled under
+/// replace-one unless a replace_sensitivity was given), and a fixed batch is accounted as
+/// Poisson sampling at γ = m/n (its worst case, see `Plan::from_spec`).
 pub(super) fn integer_pair(
-    sensitivity: u64,
-    factor: f64,
-    sampling: Sampling,
+    sensitivity: Shift<u64>,
+    relation: Neighbouring,
+    sampling: SamplingKind,
 ) -> Result<(u64, IntegerPair)> {
-    let doubled = || {
-        sensitivity.checked_mul(2).ok_or_else(|| {
-            Error::invalid(
-                "sensitivity",
-                sensitivity,
-                "a whole number ≥ 1 whose double (the replace-one shift) is below 2^64",
-            )
-        })
-    };
     Ok(match sampling {
-        Sampling::None if factor == 2.0 => (doubled()?, IntegerPair::Plain),
-        Sampling::None => (sensitivity, IntegerPair::Plain),
-        Sampling::Poisson(rate) => (sensitivity, IntegerPair::Poisson(rate)),
-        Sampling::FixedBatch { .. } => (doubled()?, IntegerPair::Poisson(gamma(sampling))),
+        SamplingKind::None => (
+            sensitivity.integer_pair_shift(relation)?,
+            IntegerPair::Plain,
+        ),
+        SamplingKind::Poisson(rate) => (sensitivity.per_record(), IntegerPair::Poisson(rate)),
+        SamplingKind::FixedBatch { .. } => (
+            sensitivity.integer_pair_shift(relation)?,
+            IntegerPair::Poisson(gamma(sampling)),
+        ),
     })
 }
 
@@ -386,9 +397,9 @@ pub(super) fn pair_symmetry(pair: IntegerPair) -> Symmetry {
 
 /// A symmetric finite pair with losses on the lattice `epsilon·ℤ`, Poisson-subsampled if asked
 /// (REMOVE `((1−q)Q + qP, Q)`, ADD its swap; the spec refuses other sampling).
-pub(super) fn atoms_component(atoms: LossAtoms, epsilon: f64, sampling: Sampling) -> Component {
+pub(super) fn atoms_component(atoms: LossAtoms, epsilon: f64, sampling: SamplingKind) -> Component {
     match sampling {
-        Sampling::Poisson(rate) => Component::Atoms {
+        SamplingKind::Poisson(rate) => Component::Atoms {
             atoms: atoms.poisson_subsampled(rate),
             symmetry: Symmetry::Asymmetric,
             lattice: None,

@@ -25,7 +25,7 @@
 use super::event_bounds::NotApplicable;
 use crate::mechanism::analytic_gaussian;
 use crate::numeric::log_space::log_sum_exp;
-use crate::spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling};
+use crate::spec::{CompositionSpec, Event, MechanismKind, Neighbouring, SamplingKind};
 use serde::Serialize;
 
 /// The first two moments of one run's privacy loss `L = ln(P/Q)` under P (nats, nats²).
@@ -89,12 +89,12 @@ pub fn event_moments(
     event: &Event,
     relation: Neighbouring,
 ) -> Result<[LossMoments; 2], NotApplicable> {
-    if let (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::Poisson(rate)) =
-        (&event.mechanism, event.sampling)
+    if let (&MechanismKind::Gaussian { sigma, sensitivity }, SamplingKind::Poisson(rate)) =
+        (&event.mechanism.kind, event.sampling.kind)
     {
         if rate < 1.0 {
             // Bu et al.'s leading-order moments (module docs).
-            let mu_squared = rate * rate * (sensitivity / sigma).powi(2).exp_m1();
+            let mu_squared = rate * rate * (sensitivity.per_record() / sigma).powi(2).exp_m1();
             let moments = LossMoments {
                 mean: mu_squared / 2.0,
                 variance: mu_squared,
@@ -162,15 +162,13 @@ fn log_mixture(noise: Noise, components: &[(f64, f64)], x: f64) -> f64 {
 
 impl OutcomePair {
     fn for_event(event: &Event, relation: Neighbouring) -> Result<Self, NotApplicable> {
-        let shift = |sensitivity: f64| match relation {
-            Neighbouring::AddRemove => sensitivity,
-            Neighbouring::Replace => 2.0 * sensitivity,
-        };
-        let (noise, sensitivity) = match event.mechanism {
-            MechanismSpec::MixtureOfGaussians {
+        // (noise, one record's contribution, the relation's pair shift)
+        let (noise, sensitivity, shift) = match event.mechanism.kind {
+            MechanismKind::MixtureOfGaussians {
                 sigma,
                 ref sensitivities,
                 ref probabilities,
+                ..
             } => {
                 let p: Mixture = probabilities
                     .iter()
@@ -185,7 +183,7 @@ impl OutcomePair {
                     &[(1.0, 0.0)],
                 ));
             }
-            MechanismSpec::PmfPair { ref p, ref q } => {
+            MechanismKind::PmfPair { ref p, ref q, .. } => {
                 if p.iter().zip(q).any(|(&a, &b)| (a > 0.0) != (b > 0.0)) {
                     return Err(NotApplicable::new(
                         "the pair has outcomes only one side can produce (infinite loss)",
@@ -199,54 +197,67 @@ impl OutcomePair {
                     .unzip();
                 return Ok(OutcomePair { log_p, log_q });
             }
-            MechanismSpec::Gaussian { sigma, sensitivity } => {
-                (Noise::Gaussian { sigma }, sensitivity)
-            }
-            MechanismSpec::Laplace { scale, sensitivity } => {
-                (Noise::Laplace { scale }, sensitivity)
-            }
-            MechanismSpec::DiscreteGaussian { sigma, sensitivity } => {
-                (Noise::DiscreteGaussian { sigma }, sensitivity as f64)
-            }
-            MechanismSpec::DiscreteLaplace { scale, sensitivity } => {
-                (Noise::DiscreteLaplace { scale }, sensitivity as f64)
-            }
-            MechanismSpec::RandomizedResponse {
+            MechanismKind::Gaussian { sigma, sensitivity } => (
+                Noise::Gaussian { sigma },
+                sensitivity.per_record(),
+                sensitivity.pair_shift(relation),
+            ),
+            MechanismKind::Laplace { scale, sensitivity } => (
+                Noise::Laplace { scale },
+                sensitivity.per_record(),
+                sensitivity.pair_shift(relation),
+            ),
+            MechanismKind::DiscreteGaussian { sigma, sensitivity } => (
+                Noise::DiscreteGaussian { sigma },
+                sensitivity.per_record() as f64,
+                sensitivity.pair_shift(relation),
+            ),
+            MechanismKind::DiscreteLaplace { scale, sensitivity } => (
+                Noise::DiscreteLaplace { scale },
+                sensitivity.per_record() as f64,
+                sensitivity.pair_shift(relation),
+            ),
+            MechanismKind::RandomizedResponse {
                 epsilon,
                 categories,
-            } => return Self::randomized_response(epsilon, categories, event.sampling),
-            MechanismSpec::EpsDelta { epsilon, delta } => {
+            } => return Self::randomized_response(epsilon, categories, event.sampling.kind),
+            MechanismKind::EpsDelta { epsilon, delta } => {
                 if delta > 0.0 {
                     return Err(NotApplicable::new(
                         "an (ε, δ) guarantee with δ > 0 has an infinite privacy loss",
                     ));
                 }
-                return Self::randomized_response(epsilon, 2, event.sampling);
+                return Self::randomized_response(epsilon, 2, event.sampling.kind);
             }
         };
-        let (p, q): (Mixture, Mixture) = match event.sampling {
-            Sampling::None => (vec![(1.0, shift(sensitivity))], vec![(1.0, 0.0)]),
-            Sampling::Poisson(rate) if rate >= 1.0 => (vec![(1.0, sensitivity)], vec![(1.0, 0.0)]),
-            Sampling::Poisson(rate) => (
+        let (p, q): (Mixture, Mixture) = match event.sampling.kind {
+            SamplingKind::None => (vec![(1.0, shift)], vec![(1.0, 0.0)]),
+            SamplingKind::Poisson(rate) if rate >= 1.0 => {
+                (vec![(1.0, sensitivity)], vec![(1.0, 0.0)])
+            }
+            SamplingKind::Poisson(rate) => (
                 vec![(1.0 - rate, 0.0), (rate, sensitivity)],
                 vec![(1.0, 0.0)],
             ),
-            Sampling::FixedBatch {
+            SamplingKind::FixedBatch {
                 batch_size,
                 dataset_size,
             } => {
+                // The symmetric pair: the sampled record at ±shift/2 (±Δ, or ±r/2 for a
+                // replace_sensitivity r).
                 let gamma = batch_size as f64 / dataset_size as f64;
+                let half = shift / 2.0;
                 if gamma >= 1.0 {
-                    (vec![(1.0, sensitivity)], vec![(1.0, -sensitivity)])
+                    (vec![(1.0, half)], vec![(1.0, -half)])
                 } else {
                     (
-                        vec![(1.0 - gamma, 0.0), (gamma, sensitivity)],
-                        vec![(1.0 - gamma, 0.0), (gamma, -sensitivity)],
+                        vec![(1.0 - gamma, 0.0), (gamma, half)],
+                        vec![(1.0 - gamma, 0.0), (gamma, -half)],
                     )
                 }
             }
         };
-        Ok(Self::on_points(noise, sensitivity, &p, &q))
+        Ok(Self::on_points(noise, shift, &p, &q))
     }
 
     /// The pair of mixtures of shifted noise, on integer points (discrete noise) or a fine
@@ -283,7 +294,7 @@ impl OutcomePair {
     fn randomized_response(
         epsilon: f64,
         categories: u64,
-        sampling: Sampling,
+        sampling: SamplingKind,
     ) -> Result<Self, NotApplicable> {
         let k = categories as f64;
         // p = k/(e^ε + k − 1) is the probability of answering uniformly; with
@@ -305,15 +316,15 @@ impl OutcomePair {
                 .collect()
         };
         match sampling {
-            Sampling::None => Ok(OutcomePair {
+            SamplingKind::None => Ok(OutcomePair {
                 log_p: p.to_vec(),
                 log_q: q.to_vec(),
             }),
-            Sampling::Poisson(rate) => Ok(OutcomePair {
+            SamplingKind::Poisson(rate) => Ok(OutcomePair {
                 log_p: mix(rate, &p, &q),
                 log_q: q.to_vec(),
             }),
-            Sampling::FixedBatch { .. } => Err(NotApplicable::new(
+            SamplingKind::FixedBatch { .. } => Err(NotApplicable::new(
                 "no CLT estimate for randomized response with fixed-batch sampling",
             )),
         }

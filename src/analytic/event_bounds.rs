@@ -6,9 +6,10 @@
 //! those of the PLD accountant (README, "Worst-case pairs"):
 //!
 //! ```text
-//! additive noise, unsampled:      sensitivity Δ (add/remove), 2Δ (replace)
+//! additive noise, unsampled:      sensitivity Δ (add/remove), 2Δ (replace), or the
+//!                                 replace_sensitivity as given (replace)
 //! Poisson rate q (add/remove):    per-record bound Δ
-//! fixed batch m of n (replace):   per-record bound Δ, so the replace-one sensitivity is 2Δ,
+//! fixed batch m of n (replace):   replace-one shift 2Δ (or replace_sensitivity as given),
 //!                                 sampling fraction γ = m/n
 //! randomized_response:            the replace-one pair (one answer changed) under both
 //!                                 relations; under add/remove (an absent person's report is
@@ -19,7 +20,7 @@
 use super::composition_theorems::ApproxDp;
 use super::rdp::RdpCurve;
 use super::{rdp_mechanisms, rdp_subsampled};
-use crate::spec::{Event, MechanismSpec, Neighbouring, Sampling};
+use crate::spec::{Event, MechanismKind, Neighbouring, SamplingKind};
 
 /// Why an accountant cannot use an event (shown as the report's reason).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,16 +38,8 @@ impl NotApplicable {
     }
 }
 
-/// The sensitivity the unsampled mechanism's two outputs differ by under `relation`.
-fn unsampled_shift(sensitivity: f64, relation: Neighbouring) -> f64 {
-    match relation {
-        Neighbouring::AddRemove => sensitivity,
-        Neighbouring::Replace => 2.0 * sensitivity,
-    }
-}
-
 /// The pure ε of an unsampled ε-DP mechanism (`None` for the Gaussians, which have none).
-fn pure_epsilon(mechanism: &MechanismSpec, relation: Neighbouring) -> Option<ApproxDp> {
+fn pure_epsilon(mechanism: &MechanismKind, relation: Neighbouring) -> Option<ApproxDp> {
     let pure = |epsilon: f64| {
         Some(ApproxDp {
             epsilon,
@@ -54,18 +47,18 @@ fn pure_epsilon(mechanism: &MechanismSpec, relation: Neighbouring) -> Option<App
         })
     };
     match *mechanism {
-        MechanismSpec::Gaussian { .. }
-        | MechanismSpec::DiscreteGaussian { .. }
-        | MechanismSpec::MixtureOfGaussians { .. } => None,
-        MechanismSpec::PmfPair { ref p, ref q } => Some(pmf_pair_guarantee(p, q)),
-        MechanismSpec::Laplace { scale, sensitivity } => {
-            pure(unsampled_shift(sensitivity, relation) / scale)
+        MechanismKind::Gaussian { .. }
+        | MechanismKind::DiscreteGaussian { .. }
+        | MechanismKind::MixtureOfGaussians { .. } => None,
+        MechanismKind::PmfPair { ref p, ref q, .. } => Some(pmf_pair_guarantee(p, q)),
+        MechanismKind::Laplace { scale, sensitivity } => {
+            pure(sensitivity.pair_shift(relation) / scale)
         }
-        MechanismSpec::DiscreteLaplace { scale, sensitivity } => {
-            pure(unsampled_shift(sensitivity as f64, relation) / scale)
+        MechanismKind::DiscreteLaplace { scale, sensitivity } => {
+            pure(sensitivity.pair_shift(relation) / scale)
         }
-        MechanismSpec::RandomizedResponse { epsilon, .. } => pure(epsilon),
-        MechanismSpec::EpsDelta { epsilon, delta } => Some(ApproxDp { epsilon, delta }),
+        MechanismKind::RandomizedResponse { epsilon, .. } => pure(epsilon),
+        MechanismKind::EpsDelta { epsilon, delta } => Some(ApproxDp { epsilon, delta }),
     }
 }
 
@@ -126,16 +119,16 @@ fn amplified(guarantee: ApproxDp, rate: f64) -> ApproxDp {
 /// [`NotApplicable`] for Gaussian noise, which has no (ε, 0) guarantee and whose (ε, δ)
 /// curve the composition theorems cannot take without splitting δ.
 pub fn approximate_dp(event: &Event, relation: Neighbouring) -> Result<ApproxDp, NotApplicable> {
-    let base = pure_epsilon(&event.mechanism, relation).ok_or_else(|| {
+    let base = pure_epsilon(&event.mechanism.kind, relation).ok_or_else(|| {
         NotApplicable::new(format!(
             "{} noise has no pure ε; the composition theorems need each event's (ε, δ)",
             event.mechanism.name()
         ))
     })?;
-    Ok(match event.sampling {
-        Sampling::None => base,
-        Sampling::Poisson(rate) => amplified(base, rate),
-        Sampling::FixedBatch {
+    Ok(match event.sampling.kind {
+        SamplingKind::None => base,
+        SamplingKind::Poisson(rate) => amplified(base, rate),
+        SamplingKind::FixedBatch {
             batch_size,
             dataset_size,
         } => amplified(base, batch_size as f64 / dataset_size as f64),
@@ -161,30 +154,31 @@ pub fn approximate_dp(event: &Event, relation: Neighbouring) -> Result<ApproxDp,
 /// Gaussian, Thm 4).
 pub fn zcdp(event: &Event, relation: Neighbouring) -> Result<(f64, f64), NotApplicable> {
     // Poisson sampling at rate 1 includes every record: the unsampled pair.
-    let unsampled = matches!(event.sampling, Sampling::None)
-        || matches!(event.sampling, Sampling::Poisson(rate) if rate >= 1.0);
+    let unsampled = matches!(event.sampling.kind, SamplingKind::None)
+        || matches!(event.sampling.kind, SamplingKind::Poisson(rate) if rate >= 1.0);
     if !unsampled {
         return Err(NotApplicable::new(
             "zCDP has no useful amplification by subsampling (use RDP or the PLD)",
         ));
     }
-    Ok(match event.mechanism {
-        MechanismSpec::MixtureOfGaussians { .. } => {
+    Ok(match event.mechanism.kind {
+        MechanismKind::MixtureOfGaussians { .. } => {
             return Err(NotApplicable::new(
                 "a mixture of Gaussians is a sampled mechanism: zCDP has no useful bound for it",
             ))
         }
-        MechanismSpec::Gaussian { sigma, sensitivity } => {
-            let shift = unsampled_shift(sensitivity, relation);
+        MechanismKind::Gaussian { sigma, sensitivity } => {
+            let shift = sensitivity.pair_shift(relation);
             (super::zcdp::gaussian_rho(sigma / shift), 0.0)
         }
-        MechanismSpec::DiscreteGaussian { sigma, sensitivity } => {
-            let shift = unsampled_shift(sensitivity as f64, relation);
+        MechanismKind::DiscreteGaussian { sigma, sensitivity } => {
+            let shift = sensitivity.pair_shift(relation);
             (super::zcdp::gaussian_rho(sigma / shift), 0.0)
         }
         ref other => {
-            let guarantee = pure_epsilon(other, relation)
-                .ok_or_else(|| NotApplicable::new(format!("no zCDP bound for {}", other.name())))?;
+            let guarantee = pure_epsilon(other, relation).ok_or_else(|| {
+                NotApplicable::new(format!("no zCDP bound for {}", event.mechanism.name()))
+            })?;
             (super::zcdp::pure_dp_rho(guarantee.epsilon), guarantee.delta)
         }
     })
@@ -212,35 +206,35 @@ pub fn rdp_curve(
     orders: &[f64],
 ) -> Result<RdpCurve, NotApplicable> {
     let orders = orders.to_vec();
-    let mechanism = &event.mechanism;
-    if let MechanismSpec::MixtureOfGaussians { .. } = mechanism {
+    let mechanism = &event.mechanism.kind;
+    if let MechanismKind::MixtureOfGaussians { .. } = mechanism {
         return Err(NotApplicable::new(
             "no RDP curve for a mixture of Gaussians in this version (use the PLD)",
         ));
     }
-    if let MechanismSpec::PmfPair { p, q } = mechanism {
+    if let MechanismKind::PmfPair { p, q, .. } = mechanism {
         let (p, q) = (p.clone(), q.clone());
         return Ok(RdpCurve::from_fn(orders, move |a| {
             rdp_mechanisms::pmf_pair(a, &p, &q).max(rdp_mechanisms::pmf_pair(a, &q, &p))
         }));
     }
-    if let &MechanismSpec::EpsDelta { delta, .. } = mechanism {
+    if let &MechanismKind::EpsDelta { delta, .. } = mechanism {
         if delta > 0.0 {
             return Err(NotApplicable::new(
                 "an (ε, δ) guarantee with δ > 0 bounds no Rényi divergence",
             ));
         }
     }
-    if let &MechanismSpec::Gaussian { sigma, sensitivity } = mechanism {
-        return Ok(match event.sampling {
-            Sampling::None => {
-                let multiplier = sigma / unsampled_shift(sensitivity, relation);
+    if let &MechanismKind::Gaussian { sigma, sensitivity } = mechanism {
+        return Ok(match event.sampling.kind {
+            SamplingKind::None => {
+                let multiplier = sigma / sensitivity.pair_shift(relation);
                 RdpCurve::from_fn(orders, |a| rdp_mechanisms::gaussian(a, multiplier))
             }
-            Sampling::Poisson(rate) => RdpCurve::from_fn(orders, |a| {
-                rdp_subsampled::poisson_gaussian(a, rate, sigma / sensitivity)
+            SamplingKind::Poisson(rate) => RdpCurve::from_fn(orders, |a| {
+                rdp_subsampled::poisson_gaussian(a, rate, sigma / sensitivity.per_record())
             }),
-            Sampling::FixedBatch {
+            SamplingKind::FixedBatch {
                 batch_size,
                 dataset_size,
             } => {
@@ -249,7 +243,7 @@ pub fn rdp_curve(
                     rdp_subsampled::without_replacement_gaussian(
                         a,
                         gamma,
-                        sigma / (2.0 * sensitivity),
+                        sigma / sensitivity.pair_shift(relation),
                     )
                 })
             }
@@ -259,46 +253,46 @@ pub fn rdp_curve(
     // by Steinke's Theorem 34 (Poisson only).
     let base_curve = |relation: Neighbouring| -> Box<dyn Fn(f64) -> f64> {
         match *mechanism {
-            MechanismSpec::MixtureOfGaussians { .. } | MechanismSpec::PmfPair { .. } => {
+            MechanismKind::MixtureOfGaussians { .. } | MechanismKind::PmfPair { .. } => {
                 unreachable!("handled above")
             }
-            MechanismSpec::Laplace { scale, sensitivity } => {
-                let epsilon0 = unsampled_shift(sensitivity, relation) / scale;
+            MechanismKind::Laplace { scale, sensitivity } => {
+                let epsilon0 = sensitivity.pair_shift(relation) / scale;
                 Box::new(move |a| rdp_mechanisms::laplace(a, epsilon0))
             }
-            MechanismSpec::DiscreteLaplace { scale, sensitivity } => {
-                let epsilon0 = unsampled_shift(sensitivity as f64, relation) / scale;
+            MechanismKind::DiscreteLaplace { scale, sensitivity } => {
+                let epsilon0 = sensitivity.pair_shift(relation) / scale;
                 Box::new(move |a| rdp_mechanisms::pure_dp(a, epsilon0))
             }
-            MechanismSpec::DiscreteGaussian { sigma, sensitivity } => {
-                let multiplier = sigma / unsampled_shift(sensitivity as f64, relation);
+            MechanismKind::DiscreteGaussian { sigma, sensitivity } => {
+                let multiplier = sigma / sensitivity.pair_shift(relation);
                 Box::new(move |a| rdp_mechanisms::gaussian(a, multiplier))
             }
-            MechanismSpec::RandomizedResponse {
+            MechanismKind::RandomizedResponse {
                 epsilon,
                 categories,
             } => Box::new(move |a| rdp_mechanisms::randomized_response(a, epsilon, categories)),
-            MechanismSpec::EpsDelta { epsilon, .. } => {
+            MechanismKind::EpsDelta { epsilon, .. } => {
                 Box::new(move |a| rdp_mechanisms::pure_dp(a, epsilon))
             }
             // Sampled Gaussians are handled above; this is the same curve for completeness.
-            MechanismSpec::Gaussian { sigma, sensitivity } => {
-                let multiplier = sigma / unsampled_shift(sensitivity, relation);
+            MechanismKind::Gaussian { sigma, sensitivity } => {
+                let multiplier = sigma / sensitivity.pair_shift(relation);
                 Box::new(move |a| rdp_mechanisms::gaussian(a, multiplier))
             }
         }
     };
-    match event.sampling {
-        Sampling::None => Ok(RdpCurve::from_fn(orders, base_curve(relation))),
-        Sampling::Poisson(rate) => {
+    match event.sampling.kind {
+        SamplingKind::None => Ok(RdpCurve::from_fn(orders, base_curve(relation))),
+        SamplingKind::Poisson(rate) => {
             let base = base_curve(Neighbouring::AddRemove);
             Ok(RdpCurve::from_fn(orders, |a| {
                 rdp_subsampled::poisson_generic(a, rate, &*base)
             }))
         }
-        Sampling::FixedBatch { .. } => Err(NotApplicable::new(format!(
+        SamplingKind::FixedBatch { .. } => Err(NotApplicable::new(format!(
             "RDP for sampling without replacement is implemented for the Gaussian only, not {}",
-            mechanism.name()
+            event.mechanism.name()
         ))),
     }
 }

@@ -12,7 +12,7 @@
 //! [`CompositionSpec`]; a `null` anywhere else is refused rather than read as a default.
 
 use crate::error::{Error, Result};
-use crate::spec::{self, CompositionSpec, MechanismSpec};
+use crate::spec::{self, CompositionSpec, MechanismKind};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
@@ -331,15 +331,15 @@ impl CalibrationProblem {
     /// sensitivity of a mixture, or 1 if all are 0; 1 for count and rate). The noise search
     /// range is stated in multiples of it.
     pub(crate) fn noise_unit(&self) -> f64 {
-        let unit = match &self.template.events[self.index].mechanism {
-            MechanismSpec::Gaussian { sensitivity, .. }
-            | MechanismSpec::Laplace { sensitivity, .. } => *sensitivity,
-            MechanismSpec::DiscreteGaussian { sensitivity, .. }
-            | MechanismSpec::DiscreteLaplace { sensitivity, .. } => *sensitivity as f64,
-            MechanismSpec::MixtureOfGaussians { sensitivities, .. } => {
+        let mechanism = &self.template.events[self.index].mechanism;
+        let unit = match &mechanism.kind {
+            MechanismKind::MixtureOfGaussians { sensitivities, .. } => {
                 sensitivities.iter().copied().fold(0.0, f64::max)
             }
-            _ => 1.0,
+            _ => mechanism
+                .sensitivity()
+                .or(mechanism.replace_sensitivity())
+                .unwrap_or(1.0),
         };
         if unit.is_finite() && unit > 0.0 {
             unit
