@@ -385,34 +385,34 @@ fn cli_refuses_sensitivity_with_replace_sensitivity() {
 
 fn wild_f64() -> impl Strategy<Value = f64> {
     prop_oneof![
-        Just(f64::NAN),
-        Just(f64::INFINITY),
-        Just(f64::NEG_INFINITY),
-        Just(0.0),
-        Just(-0.0),
-        Just(5e-324),
-        Just(f64::MIN_POSITIVE / 4.0),
-        Just(1e308),
-        Just(-1.0),
-        Just(1.0),
-        Just(2.0),
-        Just(1.5),
-        0.05f64..5.0,
-        0.0f64..1.0,
-        any::<f64>(),
+        1 => Just(f64::NAN),
+        1 => Just(f64::INFINITY),
+        1 => Just(f64::NEG_INFINITY),
+        1 => Just(0.0),
+        1 => Just(-0.0),
+        1 => Just(5e-324),
+        1 => Just(f64::MIN_POSITIVE / 4.0),
+        1 => Just(1e308),
+        1 => Just(-1.0),
+        1 => Just(1.0),
+        1 => Just(2.0),
+        1 => Just(1.5),
+        12 => 0.05f64..5.0,
+        2 => 0.0f64..1.0,
+        1 => any::<f64>(),
     ]
 }
 
 fn wild_u64() -> impl Strategy<Value = u64> {
     prop_oneof![
-        Just(0u64),
-        Just(1),
-        Just(2),
-        Just(u64::MAX),
-        Just(MAX_COUNT),
-        Just(MAX_COUNT + 1),
-        1u64..20,
-        any::<u64>(),
+        1 => Just(0u64),
+        1 => Just(1),
+        1 => Just(2),
+        1 => Just(u64::MAX),
+        1 => Just(MAX_COUNT),
+        1 => Just(MAX_COUNT + 1),
+        6 => 1u64..20,
+        1 => any::<u64>(),
     ]
 }
 
@@ -587,24 +587,27 @@ impl Recipe {
         json!({"neighbouring": self.neighbouring().name(), "events": [e]})
     }
 
-    /// Whether every number can be written in JSON (NaN and ±∞ cannot).
+    /// Whether every number the mechanism uses can be written in JSON (NaN and ±∞ cannot).
     fn all_finite(&self) -> bool {
-        let given = match self.given {
-            Given::Default => vec![],
-            Given::PerRecord(x) | Given::Replace(x) => vec![x],
-            Given::Both(x, y) => vec![x, y],
+        let mut used = if self.mechanism == 7 {
+            vec![]
+        } else {
+            vec![self.a]
         };
-        let sampling = match self.sampling {
-            Sample::Poisson(q) => vec![q],
-            _ => vec![],
-        };
-        [self.a, self.b]
-            .iter()
-            .chain(&self.list)
-            .chain(&self.other)
-            .chain(&given)
-            .chain(&sampling)
-            .all(|x| x.is_finite())
+        match self.mechanism {
+            5 => used.push(self.b),
+            6 | 7 => used.extend(self.list.iter().chain(&self.other)),
+            0..=3 => match self.given {
+                Given::Default => {}
+                Given::PerRecord(x) | Given::Replace(x) => used.push(x),
+                Given::Both(x, y) => used.extend([x, y]),
+            },
+            _ => {}
+        }
+        if let Sample::Poisson(q) = self.sampling {
+            used.push(q);
+        }
+        used.iter().all(|x| x.is_finite())
     }
 
     /// Small enough for a quick accountant run.
@@ -672,7 +675,11 @@ fn answers(spec: &CompositionSpec) -> (String, String) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 2000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn the_builder_is_the_json_parser(recipe in recipe()) {
@@ -687,7 +694,7 @@ proptest! {
                 if recipe.all_finite() {
                     // The same check, the same message (the parser adds the event's path).
                     let message = parsed.unwrap_err().to_string().replace("events[0].", "");
-                    prop_assert_eq!(message, error.to_string());
+                    prop_assert_eq!(message, error.to_string().replace("events[0].", ""));
                 }
             }
             Ok(spec) => {

@@ -361,7 +361,7 @@ fn check_probability_list(name: &str, list: &[f64]) -> Result<Vec<f64>> {
         ));
     }
     let total = crate::numeric::summation::neumaier_sum(list.iter().copied());
-    if !((total - 1.0).abs() <= PROBABILITY_SUM_TOLERANCE) {
+    if total.is_nan() || (total - 1.0).abs() > PROBABILITY_SUM_TOLERANCE {
         return Err(Error::invalid(
             name,
             format!("a list summing to {total}"),
@@ -680,6 +680,21 @@ impl MechanismSpec {
                 Ok(self)
             }
             _ => self.set_sensitivity(key, value as f64, replace),
+        }
+    }
+
+    /// Whether a `sensitivity` was given (not the default).
+    fn sensitivity_given(&self) -> bool {
+        match &self.kind {
+            MechanismKind::Gaussian { sensitivity, .. }
+            | MechanismKind::Laplace { sensitivity, .. } => {
+                matches!(sensitivity, Shift::PerRecord(_))
+            }
+            MechanismKind::DiscreteLaplace { sensitivity, .. }
+            | MechanismKind::DiscreteGaussian { sensitivity, .. } => {
+                matches!(sensitivity, Shift::PerRecord(_))
+            }
+            _ => false,
         }
     }
 
@@ -1567,7 +1582,7 @@ fn parse_mechanism(object: &Map<String, Value>, extra: &[&str]) -> Result<Mechan
         }
         "randomized_response" => {
             keys(&["epsilon", "categories"])?;
-            let epsilon = json_number(object, "epsilon", POSITIVE)?;
+            let epsilon = check_positive("epsilon", json_number(object, "epsilon", POSITIVE)?)?;
             let categories = match object.get("categories") {
                 None => 2,
                 Some(Value::Null) => return Err(null_default("categories", 2)),
@@ -1622,26 +1637,33 @@ fn parse_mechanism(object: &Map<String, Value>, extra: &[&str]) -> Result<Mechan
             Some(value) => Ok(Some(value)),
         }
     };
-    let (per_record, replace) = (given("sensitivity")?, given("replace_sensitivity")?);
-    if per_record.is_some() && replace.is_some() {
-        return Err(both_sensitivities());
-    }
-    match (per_record.map(|v| ("sensitivity", v, false)))
-        .or(replace.map(|v| ("replace_sensitivity", v, true)))
-    {
-        None => Ok(mechanism),
-        Some((key, value, is_replace)) if integer => {
-            let k = json_whole(value, key, 1, u64::MAX)?;
-            mechanism.set_integer_sensitivity(key, k, is_replace)
-        }
-        Some((key, value, is_replace)) => {
+    // As the builder does: `sensitivity` first, then `replace_sensitivity` (refused after a
+    // `sensitivity`).
+    let mut mechanism = mechanism;
+    for (key, is_replace) in [("sensitivity", false), ("replace_sensitivity", true)] {
+        let Some(value) = given(key)? else { continue };
+        mechanism = if integer {
+            let k = match json_whole(value, key, 1, u64::MAX) {
+                Ok(k) => k,
+                // Both given: refused before the value is looked at, as in the builder.
+                Err(_) if is_replace && mechanism.sensitivity_given() => {
+                    return Err(both_sensitivities())
+                }
+                Err(e) => return Err(e),
+            };
+            mechanism.set_integer_sensitivity(key, k, is_replace)?
+        } else {
             let x = match value {
                 Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+                _ if is_replace && mechanism.sensitivity_given() => {
+                    return Err(both_sensitivities())
+                }
                 other => return Err(Error::invalid(key, other, POSITIVE)),
             };
-            mechanism.set_sensitivity(key, x, is_replace)
-        }
+            mechanism.set_sensitivity(key, x, is_replace)?
+        };
     }
+    Ok(mechanism)
 }
 
 /// A required number (its range is checked by the constructor it is given to).
