@@ -14,9 +14,10 @@
 //! solved for σ:               σ  = B1 / (m ln[1 + (e^{ε/T} − 1) n/m])
 //! ```
 //!
-//! The accountant gets the same mechanism: `"laplace"` with scale b = σ and per-record
-//! sensitivity Δ = B1/(2m) (under `"replace"` the two outputs differ by up to 2Δ = B1/m),
-//! sampled `fixed_batch` m of n, `count` T.
+//! The accountant gets the same mechanism, built in Rust: `laplace` with scale b = σ under
+//! `replace` neighbouring, whose two outputs differ by up to B1/m (`replace_sensitivity`, the
+//! same as a per-record `sensitivity` Δ = B1/(2m), which `replace` doubles), sampled
+//! `fixed_batch` m of n, repeated T times.
 //!
 //! # What is a fair comparison
 //!
@@ -39,8 +40,7 @@
 //!
 //! Run with `cargo run --release --example scenario1_fixed_batch_laplace`.
 
-use pld_accountant::{Accountant, AccountantOptions, Bracket, CompositionSpec};
-use serde_json::json;
+use pld_accountant::{Accountant, AccountantOptions, Bracket, CompositionSpec, MechanismSpec};
 
 /// Dataset size n.
 const DATASET_SIZE: u64 = 60_000;
@@ -91,16 +91,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("  ε = T·ε1 (basic composition), δ = 0         {lecture_epsilon:.6}");
     println!();
 
-    let spec = CompositionSpec::from_json_value(&json!({
-        "neighbouring": "replace",
-        "events": [{
-            "mechanism": "laplace",
-            "scale": sigma,
-            "sensitivity": CLIP / (2.0 * BATCH_SIZE as f64),
-            "sampling": {"fixed_batch": {"batch_size": BATCH_SIZE, "dataset_size": DATASET_SIZE}},
-            "count": STEPS,
-        }],
-    }))?;
+    // Replacing one example moves the batch average by at most B1/m: that is the shift
+    // between the two outputs, given as it is (`replace_sensitivity`, not doubled).
+    let spec = CompositionSpec::replace()
+        .event(
+            MechanismSpec::laplace(sigma)?
+                .with_replace_sensitivity(CLIP / BATCH_SIZE as f64)?
+                .fixed_batch(BATCH_SIZE, DATASET_SIZE)?
+                .repeat(STEPS)?,
+        )
+        .build()?;
     let accountant = Accountant::new(&spec, AccountantOptions::default())?;
 
     println!("PLD accountant, same σ (guaranteed brackets)");

@@ -31,4 +31,4 @@ pub use mechanism::{
 pub use pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
 pub use pmf::GridPmf;
 pub use spec::presets::Preset;
-pub use spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling};
+pub use spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling, SpecBuilder};
