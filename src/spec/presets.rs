@@ -17,7 +17,7 @@
 //! let preset = presets::find("poisson-dp-sgd")?;
 //! let spec = preset.spec()?;
 //! let answer = Accountant::new(&spec, AccountantOptions::default())?
-//!     .epsilon_for_delta(preset.delta)?;
+//!     .epsilon_for_delta(preset.delta())?;
 //! assert!(answer.epsilon.lower <= 1.82825 && 1.82824 <= answer.epsilon.upper);
 //! # Ok::<(), pld_accountant::Error>(())
 //! ```
@@ -26,22 +26,43 @@ use crate::error::{Error, Result};
 use crate::spec::CompositionSpec;
 use serde_json::{json, Value};
 
-/// One built-in composition.
+/// One built-in composition (the crate's data: [`PRESETS`] lists them all, [`find`] finds one
+/// by name; its fields are read through the accessors).
 #[derive(Debug, Clone, Copy)]
 pub struct Preset {
     /// The name given to `--preset`, e.g. `"mnist-dp-sgd"`.
-    pub name: &'static str,
+    name: &'static str,
     /// One line saying what was released.
-    pub description: &'static str,
+    description: &'static str,
     /// Where the numbers come from (document, section, and the parameters chosen here).
-    pub source: &'static str,
+    source: &'static str,
     /// The δ this composition is usually reported at (the default of `pld compare`).
-    pub delta: f64,
+    delta: f64,
     /// The specification, in the JSON format of [`crate::spec`].
     json: fn() -> Value,
 }
 
 impl Preset {
+    /// The name given to `--preset`, e.g. `"mnist-dp-sgd"`.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// One line saying what was released.
+    pub fn description(&self) -> &'static str {
+        self.description
+    }
+
+    /// Where the numbers come from (document, section, and the parameters chosen here).
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
+
+    /// The δ this composition is usually reported at (the default of `pld compare`).
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+
     /// The specification in the JSON format of [`crate::spec`] (what `--spec` would read).
     pub fn spec_json(&self) -> Value {
         (self.json)()

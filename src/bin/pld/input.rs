@@ -101,9 +101,9 @@ impl Input {
             })?;
             return Ok(Input {
                 spec: preset.spec()?,
-                source: format!("preset {}", preset.name),
-                about: Some(preset.description.to_string()),
-                default_delta: Some(preset.delta),
+                source: format!("preset {}", preset.name()),
+                about: Some(preset.description().to_string()),
+                default_delta: Some(preset.delta()),
             });
         }
         if let Some(path) = &args.spec {

@@ -28,10 +28,10 @@ impl PresetList {
             PRESETS
                 .iter()
                 .map(|p| PresetEntry {
-                    name: p.name,
-                    description: p.description,
-                    delta: p.delta,
-                    source: p.source,
+                    name: p.name(),
+                    description: p.description(),
+                    delta: p.delta(),
+                    source: p.source(),
                     spec: p.spec_json(),
                 })
                 .collect(),
