@@ -159,6 +159,23 @@ fn defaults_are_filled_in_and_left_out_keys_stay_out() {
 }
 
 #[test]
+fn serialized_keys_are_in_the_documented_order() {
+    let spec = CompositionSpec::add_remove()
+        .event(
+            MechanismSpec::gaussian(1.0)
+                .and_then(|m| m.with_sensitivity(2.0)?.poisson(0.01)?.repeat(1000))
+                .expect("valid"),
+        )
+        .event(MechanismSpec::eps_delta(0.1, 1e-6).expect("valid"))
+        .build()
+        .expect("valid");
+    assert_eq!(
+        serde_json::to_string(&spec).expect("serializable"),
+        r#"{"neighbouring":"add_remove","events":[{"mechanism":"gaussian","sigma":1.0,"sensitivity":2.0,"sampling":{"poisson":0.01},"count":1000},{"mechanism":"eps_delta","epsilon":0.1,"delta":1e-6,"count":1}]}"#
+    );
+}
+
+#[test]
 fn invalid_json_through_serde_fails_with_the_parsers_message() {
     let cases = [
         r#"{"events": [{"mechanism": "gaussian", "sigma": -1}]}"#,

@@ -1173,12 +1173,12 @@ impl Event {
     }
 
     fn to_json_value(&self) -> Value {
-        let mut object = mechanism_to_json(&self.mechanism);
-        if !self.sampling.is_none() {
-            object.insert("sampling".into(), self.sampling.to_json_value());
-        }
-        object.insert("count".into(), Value::from(self.count));
-        Value::Object(object)
+        Value::Object(
+            event_fields(self)
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        )
     }
 }
 
@@ -1421,9 +1421,15 @@ impl CompositionSpec {
 // serde: the JSON format both ways, through the same validation
 // ---------------------------------------------------------------------------------------------
 
+/// Written as the JSON format, keys in the documented order (`neighbouring`, `events`; in an
+/// event `mechanism`, its parameters, `sampling`, `count`).
 impl Serialize for CompositionSpec {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        self.to_json_value().serialize(serializer)
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("neighbouring", &self.neighbouring)?;
+        map.serialize_entry("events", &OrderedEvents(&self.events))?;
+        map.end()
     }
 }
 
@@ -1436,7 +1442,7 @@ impl<'de> Deserialize<'de> for CompositionSpec {
 
 impl Serialize for Event {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        self.to_json_value().serialize(serializer)
+        serialize_fields(event_fields(self), serializer)
     }
 }
 
@@ -1452,7 +1458,7 @@ impl<'de> Deserialize<'de> for Event {
 
 impl Serialize for MechanismSpec {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        Value::Object(mechanism_to_json(self)).serialize(serializer)
+        serialize_fields(mechanism_fields(self), serializer)
     }
 }
 
@@ -1777,50 +1783,46 @@ fn parse_sampling(value: &Value) -> Result<Sampling> {
     Err(exactly_one())
 }
 
-/// The mechanism's keys of an event, in the JSON format.
-fn mechanism_to_json(mechanism: &MechanismSpec) -> Map<String, Value> {
-    let mut object = Map::new();
-    object.insert("mechanism".into(), mechanism.name().into());
-    let mut put = |key: &str, value: Value| {
-        object.insert(key.into(), value);
-    };
-    fn shift_json<T: SensitivityValue + Into<Value>>(
+/// The mechanism's keys of an event, in the JSON format, in the order they are written.
+fn mechanism_fields(mechanism: &MechanismSpec) -> Vec<(&'static str, Value)> {
+    let mut fields = vec![("mechanism", Value::from(mechanism.name()))];
+    fn shift<T: SensitivityValue + Into<Value>>(
         shift: Shift<T>,
-        put: &mut impl FnMut(&str, Value),
+        fields: &mut Vec<(&'static str, Value)>,
     ) {
         match shift {
             Shift::Default => {}
-            Shift::PerRecord(x) => put("sensitivity", x.into()),
-            Shift::Replace(x) => put("replace_sensitivity", x.into()),
+            Shift::PerRecord(x) => fields.push(("sensitivity", x.into())),
+            Shift::Replace(x) => fields.push(("replace_sensitivity", x.into())),
         }
     }
     match &mechanism.kind {
         &MechanismKind::Gaussian { sigma, sensitivity } => {
-            put("sigma", sigma.into());
-            shift_json(sensitivity, &mut put);
+            fields.push(("sigma", sigma.into()));
+            shift(sensitivity, &mut fields);
         }
         &MechanismKind::Laplace { scale, sensitivity } => {
-            put("scale", scale.into());
-            shift_json(sensitivity, &mut put);
+            fields.push(("scale", scale.into()));
+            shift(sensitivity, &mut fields);
         }
         &MechanismKind::DiscreteLaplace { scale, sensitivity } => {
-            put("scale", scale.into());
-            shift_json(sensitivity, &mut put);
+            fields.push(("scale", scale.into()));
+            shift(sensitivity, &mut fields);
         }
         &MechanismKind::DiscreteGaussian { sigma, sensitivity } => {
-            put("sigma", sigma.into());
-            shift_json(sensitivity, &mut put);
+            fields.push(("sigma", sigma.into()));
+            shift(sensitivity, &mut fields);
         }
         &MechanismKind::RandomizedResponse {
             epsilon,
             categories,
         } => {
-            put("epsilon", epsilon.into());
-            put("categories", categories.into());
+            fields.push(("epsilon", epsilon.into()));
+            fields.push(("categories", categories.into()));
         }
         &MechanismKind::EpsDelta { epsilon, delta } => {
-            put("epsilon", epsilon.into());
-            put("delta", delta.into());
+            fields.push(("epsilon", epsilon.into()));
+            fields.push(("delta", delta.into()));
         }
         MechanismKind::MixtureOfGaussians {
             sigma,
@@ -1828,16 +1830,61 @@ fn mechanism_to_json(mechanism: &MechanismSpec) -> Map<String, Value> {
             listed,
             ..
         } => {
-            put("sigma", (*sigma).into());
-            put("sensitivities", sensitivities.clone().into());
-            put("probabilities", listed.clone().into());
+            fields.push(("sigma", (*sigma).into()));
+            fields.push(("sensitivities", sensitivities.clone().into()));
+            fields.push(("probabilities", listed.clone().into()));
         }
         MechanismKind::PmfPair { listed, .. } => {
-            put("p", listed[0].clone().into());
-            put("q", listed[1].clone().into());
+            fields.push(("p", listed[0].clone().into()));
+            fields.push(("q", listed[1].clone().into()));
         }
     }
-    object
+    fields
+}
+
+/// An event's keys in the order they are written: mechanism, parameters, sampling, count.
+fn event_fields(event: &Event) -> Vec<(&'static str, Value)> {
+    let mut fields = mechanism_fields(&event.mechanism);
+    if !event.sampling.is_none() {
+        fields.push(("sampling", event.sampling.to_json_value()));
+    }
+    fields.push(("count", Value::from(event.count)));
+    fields
+}
+
+/// Write `fields` as a JSON object in their order.
+fn serialize_fields<S: Serializer>(
+    fields: Vec<(&'static str, Value)>,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = serializer.serialize_map(Some(fields.len()))?;
+    for (key, value) in &fields {
+        map.serialize_entry(key, value)?;
+    }
+    map.end()
+}
+
+/// Events written in order, each as [`event_fields`].
+struct OrderedEvents<'a>(&'a [Event]);
+
+impl Serialize for OrderedEvents<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for event in self.0 {
+            seq.serialize_element(&OrderedEvent(event))?;
+        }
+        seq.end()
+    }
+}
+
+struct OrderedEvent<'a>(&'a Event);
+
+impl Serialize for OrderedEvent<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serialize_fields(event_fields(self.0), serializer)
+    }
 }
 
 #[cfg(test)]
