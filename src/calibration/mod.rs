@@ -112,7 +112,7 @@ pub struct CalibrationProgress {
 /// `failing_epsilon.lower ≤ target_epsilon` the exact optimum may lie a little beyond
 /// `failing_value`.
 ///
-/// Serialized as INTERFACE.md's `{"parameter": NAME, "value": X, "epsilon": {"upper": U,
+/// Serialized as `pld calibrate`'s JSON, `{"parameter": NAME, "value": X, "epsilon": {"upper": U,
 /// "lower": L}, "delta": D, …}`; infinities are written `"inf"`, whole numbers (counts) as
 /// JSON integers.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -5,7 +5,7 @@
 //! post-processing of the mechanism, so the merged pair is dominated by the true one and every
 //! δ read from it is a lower bound (data-processing inequality). The merged outcome has loss
 //! `b = ln(P_I/Q_I) ∈ I`. Rounding b down to a fixed grid would cost up to a step per atom
-//! (first order, and it drifts under composition: ALGORITHMS.md §3.3). Instead the intervals
+//! (first order, and it drifts under composition: up to k steps after k compositions). Instead the intervals
 //! are chosen so that b lands on a node: going up from the bottom, each interval
 //! `[t_i, t_{i+1})` is closed where its merged loss equals its node `g_i` (solved by a
 //! bracketed secant iteration on exact CDFs). A node that an interval cannot reach (its start
