@@ -7,6 +7,7 @@ pub mod bound;
 pub mod calibration;
 pub mod comparison;
 pub mod discretize;
+mod display;
 pub mod error;
 pub mod mechanism;
 pub mod numeric;
