@@ -4,6 +4,10 @@
 //! subsampled mechanisms and its conversions, zCDP, the composition theorems, the exact optimal
 //! composition of Kairouz, Oh & Viswanath, the CLT estimate of Dong, Roth & Su). Every
 //! function that returns a privacy number says whether it is an upper bound or an estimate.
+//!
+//! They stand beside the PLD pipeline rather than in it: they read the same
+//! [`crate::CompositionSpec`] and are run next to the PLD accountant by
+//! [`crate::comparison::compare`].
 
 pub mod clt;
 pub mod composition_theorems;

@@ -232,7 +232,7 @@ impl LumpedAtoms {
     /// Lower bound: every atom is an exact merge of true outcomes, moved down by at most
     /// [`landing_tolerance`] (or, for the top tail, rounded down); the bottom tail is dropped.
     /// An atom may sit above its merged loss by the rounding of that loss (tiny, see
-    /// [`merged_loss`]), recorded as the PMF's loss allowance.
+    /// the private `merged_loss`), recorded as the PMF's loss allowance.
     pub fn remove_pmf(&self) -> GridPmf {
         lower_pmf(
             self.step,

@@ -1,5 +1,9 @@
 //! Mechanisms as pairs of distributions with a monotone privacy loss.
 //!
+//! The stage after [`crate::spec`]: each event of a specification becomes one of these pairs
+//! (the pair chosen for each mechanism, sampling scheme and relation is listed with its source
+//! in `docs/spec.md`), which [`crate::discretize`] then puts on a grid.
+//!
 //! Each mechanism here describes the REMOVE pair `P = M(D ∪ {z})`, `Q = M(D)` as distributions
 //! on the real line whose privacy loss `L(x) = ln(dP/dQ)(x)` is non-increasing in x. That is
 //! all the discretization needs: the grid edges in loss space are mapped to x by the inverse of

@@ -1,5 +1,8 @@
 //! The composition specification (the JSON format of `docs/spec.md`): what was released,
 //! validated at the boundary.
+//!
+//! The first stage of the pipeline: everything after it ([`crate::mechanism`],
+//! [`crate::accountant`], …) takes a validated [`CompositionSpec`].
 
 pub mod presets;
 
