@@ -159,23 +159,26 @@ pub mod pmf;
 mod report_number;
 pub mod spec;
 
+// The front door: specifications, the accountant and its answers, comparison, calibration.
 pub use accountant::{
     Accountant, AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance,
 };
 pub use bound::{Bound, Bracket};
 pub use calibration::{calibrate, Calibration, CalibrationProblem, CalibrationProgress};
-pub use comparison::{compare, Comparison, Kind, MethodRow};
+pub use comparison::{compare, Comparison, Kind, MethodRow, NotApplicableRow};
+pub use error::{Error, Result};
+pub use spec::presets::Preset;
+pub use spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling};
+
+// Building blocks, for composing PLDs by hand.
 pub use discretize::loss_atoms::{LossAtom, LossAtoms};
 pub use discretize::loss_bins::LossBins;
 pub use discretize::lumped_atoms::LumpedAtoms;
-pub use error::{Error, Result};
 pub use mechanism::{
     Gaussian, Laplace, MixtureOfGaussians, MonotonePrivacyLoss, PoissonSubsampled,
 };
 pub use pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
 pub use pmf::GridPmf;
-pub use spec::presets::Preset;
-pub use spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling};
 
 /// The README's Rust examples, compiled and run as doc-tests.
 #[cfg(doctest)]
