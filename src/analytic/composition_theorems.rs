@@ -37,7 +37,7 @@
 //! - Dwork, Rothblum & Vadhan, "Boosting and differential privacy", FOCS 2010, Thm III.3;
 //!   Dwork & Roth, "The algorithmic foundations of differential privacy", 2014, Thm 3.20.
 //! - Smith & Ullman, "Advanced composition", lecture 10 of Privacy in Statistics and
-//!   Machine Learning (Boston University, spring 2023), Thm 1.1 and Claim 3.4.
+//!   Machine Learning (spring 2023), Thm 1.1 and Claim 3.4.
 //! - Kairouz, Oh & Viswanath, "The composition theorem for differential privacy", ICML 2015
 //!   (arXiv:1311.0776), Thm 3.4.
 //! - Steinke, "Composition of differential privacy & privacy amplification by subsampling",
