@@ -1,4 +1,8 @@
 //! The one error type of the crate.
+//!
+//! Every stage of the pipeline reports through [`enum@Error`]: invalid input is caught where a value
+//! is built (mostly in [`crate::spec`]) and named by its field, and the computation's own limits
+//! (a grid too large) are errors too, never panics.
 
 use thiserror::Error;
 

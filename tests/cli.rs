@@ -1,4 +1,4 @@
-//! End-to-end tests of the `pld` binary against the contract of INTERFACE.md: success paths
+//! End-to-end tests of the `pld` binary against the documented contract (README, docs/spec.md): success paths
 //! (flags, spec files, standard input, JSON and table output), the bad-input table (exit code 2,
 //! one `error: ` line naming the field and the value), and the help texts.
 //!
@@ -62,7 +62,7 @@ fn number(value: &Value, what: &str) -> f64 {
     }
 }
 
-/// Check the INTERFACE.md shape of an `epsilon` (`asked = "delta"`, `answered = "epsilon"`)
+/// Check the documented JSON shape of an `epsilon` (`asked = "delta"`, `answered = "epsilon"`)
 /// or `delta` answer and return (asked value, upper, lower).
 fn bracket(json: &Value, asked: &str, answered: &str) -> (f64, f64, f64) {
     let object = json.as_object().expect("top level is an object");
@@ -1846,10 +1846,10 @@ fn help_of_each_subcommand_has_an_example() {
 // ---------------------------------------------------------------------------------------------
 // compare, curve, presets and the DP-SGD flags.
 
-/// The kinds INTERFACE.md allows in `compare` rows.
+/// The kinds allowed in `compare` rows.
 const KINDS: [&str; 3] = ["upper_bound", "lower_bound", "estimate"];
 
-/// Check INTERFACE.md's `compare` JSON and return (method, ε) of every row.
+/// Check the documented `compare` JSON and return (method, ε) of every row.
 fn compare_rows(json: &Value, delta: f64) -> Vec<(String, f64)> {
     assert_eq!(
         number(&json["delta"], "delta"),
@@ -2568,7 +2568,7 @@ fn calibrate_json(fixture_name: &str) -> Value {
         .unwrap_or_else(|e| panic!("calibrate {fixture_name} did not print JSON ({e}):\n{stdout}"))
 }
 
-/// Check INTERFACE.md's keys and what a calibration promises (the value meets the target, the
+/// Check the documented keys and what a calibration promises (the value meets the target, the
 /// failing value misses it); return (value, failing value).
 fn check_calibration(json: &Value, parameter: &str, location: &str) -> (f64, Option<f64>) {
     let object = json.as_object().expect("top level is an object");

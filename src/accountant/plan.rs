@@ -100,7 +100,8 @@ impl Plan {
                 // It is attained (record i contributes −v in D, every other record +v in D and
                 // D′: when i is not drawn both outputs coincide) and dominating (Zhu, Dong &
                 // Wang, AISTATS 2022, Thm 10 on subset sampling). The symmetric pair
-                // (1−γ)μ + γμ(·±Δ) of ALGORITHMS.md §2.4 is not an upper bound here.
+                // (1−γ)μ + γμ(·±Δ) (dp_accounting's REPLACE adjacency with sampling) is not an
+                // upper bound here (tests/fixed_batch.rs).
                 (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::FixedBatch { .. }) => {
                     let gaussian = Gaussian::new(sigma, 2.0 * sensitivity).map_err(located)?;
                     Component::SubsampledGaussian(

@@ -1,4 +1,8 @@
-//! The composition specification (INTERFACE.md): what was released, validated at the boundary.
+//! The composition specification (the JSON format of `docs/spec.md`): what was released,
+//! validated at the boundary.
+//!
+//! The first stage of the pipeline: everything after it ([`crate::mechanism`],
+//! [`crate::accountant`], …) takes a validated [`CompositionSpec`].
 
 pub mod presets;
 
@@ -32,7 +36,7 @@ pub enum Sampling {
     },
 }
 
-/// A mechanism with validated parameters (INTERFACE.md's table).
+/// A mechanism with validated parameters (the mechanisms of `docs/spec.md`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum MechanismSpec {
     /// Gaussian noise N(0, σ²) on a query of L2 sensitivity Δ.
@@ -51,7 +55,7 @@ pub enum MechanismSpec {
     },
     /// Integer noise with P(k) ∝ e^{−|k|/scale} on an integer query.
     DiscreteLaplace {
-        /// scale > 0 (the parameter a of ALGORITHMS.md §2.2 is 1/scale).
+        /// scale > 0 (the noise is `c·e^{−a|k|}` with `a = 1/scale`).
         scale: f64,
         /// Integer Δ ≥ 1.
         sensitivity: u64,

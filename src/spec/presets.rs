@@ -2,7 +2,7 @@
 //! to use without writing a specification (`pld compare --preset NAME`).
 //!
 //! Each preset is library data: a name, a one-line description, where its numbers come from,
-//! the specification (as the JSON of INTERFACE.md, so `pld presets NAME` can print it as a
+//! the specification (as the JSON of `docs/spec.md`, so `pld presets NAME` can print it as a
 //! starting point for `--spec`) and the δ it is usually asked at.
 //!
 //! The lecture is S. Yıldırım, "Differential Privacy" (Trustworthy AI, Galatasaray
@@ -37,12 +37,12 @@ pub struct Preset {
     pub source: &'static str,
     /// The δ this composition is usually reported at (the default of `pld compare`).
     pub delta: f64,
-    /// The specification, as INTERFACE.md's JSON.
+    /// The specification, as JSON in the format of `docs/spec.md`.
     json: fn() -> Value,
 }
 
 impl Preset {
-    /// The specification as INTERFACE.md's JSON (what `--spec` would read).
+    /// The specification as JSON in the format of `docs/spec.md` (what `--spec` would read).
     pub fn spec_json(&self) -> Value {
         (self.json)()
     }

@@ -180,7 +180,7 @@ pub struct PresetsArgs {
 /// epochs).
 #[derive(Debug, Args)]
 pub struct SpecArgs {
-    /// Composition specification (JSON, see INTERFACE.md); `-` reads standard input.
+    /// Composition specification (JSON, format in docs/spec.md); `-` reads standard input.
     #[arg(long, value_name = "FILE", help_heading = "What was released")]
     pub spec: Option<String>,
     /// A built-in example (list them with `pld presets`).
@@ -244,7 +244,7 @@ pub struct OutputArgs {
 pub enum Format {
     /// Aligned text for people.
     Table,
-    /// Machine-readable JSON (keys as INTERFACE.md).
+    /// Machine-readable JSON (keys as in docs/spec.md).
     Json,
     /// Comma-separated values with a header line.
     Csv,
