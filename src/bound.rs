@@ -1,4 +1,7 @@
 //! Which side of the truth a number is on.
+//!
+//! [`Bound`] is the direction every discretization and composition in the pipeline errs in
+//! (upper or lower), and [`Bracket`] the pair of guaranteed bounds every answer carries.
 
 use serde::Serialize;
 
@@ -20,6 +23,20 @@ pub enum Bound {
 ///
 /// # Guarantee
 /// `lower ≤ truth ≤ upper`, where truth is the exact ε (or δ) of the composition described.
+///
+/// # Display
+/// `[lower, upper]` with 6 decimals (or the formatter's precision, `{:.3}`), in scientific
+/// notation outside [10⁻³, 10⁶), rounded outward: the printed upper end is never below
+/// `upper` and the printed lower end never above `lower`. Infinity is `inf`.
+///
+/// ```
+/// use pld_accountant::Bracket;
+///
+/// let epsilon = Bracket { lower: 1.8278041, upper: 1.8287791 };
+/// assert_eq!(epsilon.to_string(), "[1.827804, 1.828780]");
+/// let delta = Bracket { lower: 9.87654321e-6, upper: f64::INFINITY };
+/// assert_eq!(format!("{delta:.2}"), "[9.87e-6, inf]");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Bracket {
     /// Guaranteed upper bound (what to publish).

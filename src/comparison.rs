@@ -4,6 +4,10 @@
 //! and δ, and returns one row per method with its ε, what kind of number it is (upper bound,
 //! lower bound, estimate) and how long it took; methods that cannot handle the composition
 //! are listed with the reason.
+//!
+//! It sits on top of the pipeline: the [`crate::accountant`] for the PLD rows and the
+//! [`crate::analytic`] accountants for the others. `Display` prints a [`Comparison`] as a small
+//! table.
 
 use crate::accountant::{Accountant, AccountantOptions};
 use crate::analytic::composition_theorems::{ApproxDp, CompositionTheorem};
@@ -27,7 +31,7 @@ pub enum Kind {
     Estimate,
 }
 
-/// One method's answer.
+/// One method's answer, displayed as `rdp: ε = 2.101365 (upper bound)`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MethodRow {
     /// Stable method name, e.g. `"rdp"`.
@@ -54,6 +58,24 @@ pub struct NotApplicableRow {
 }
 
 /// All methods on one composition at one δ.
+///
+/// Displayed as a table (computing times left out):
+///
+/// ```text
+/// ε at δ = 1e-5
+/// method               ε  kind
+/// pld_upper     1.828779  upper bound
+/// pld_lower     1.827804  lower bound
+/// rdp           2.101365  upper bound
+/// clt_estimate  1.617712  estimate
+/// not applicable:
+///   zcdp: zCDP has no useful amplification by subsampling (use RDP or the PLD)
+///   optimal_composition, basic_composition, …: gaussian noise has no pure ε; …
+/// ```
+///
+/// Methods refused for the same reason share a line.
+///
+/// Bounds are rounded outward (upper bounds up, lower bounds down), estimates to nearest.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
     /// The δ every row answers for.

@@ -1,4 +1,8 @@
 //! The one error type of the crate.
+//!
+//! Every stage of the pipeline reports through [`enum@Error`]: invalid input is caught where a value
+//! is built (mostly in [`crate::spec`]) and named by its field, and the computation's own limits
+//! (a grid too large) are errors too, never panics.
 
 use thiserror::Error;
 
@@ -101,15 +105,56 @@ pub enum Error {
 }
 
 impl Error {
-    /// Shorthand for [`Error::InvalidParameter`].
+    /// Shorthand for [`Error::InvalidParameter`]. Numbers written in plain decimal with a
+    /// long run of zeros (how Rust prints `-1e-5` or `1e20`) are shown in exponent form, as
+    /// users write them.
     pub fn invalid(name: impl Into<String>, value: impl ToString, requirement: &str) -> Self {
         Error::InvalidParameter {
             name: name.into(),
-            value: value.to_string(),
+            value: readable_number(value.to_string()),
             requirement: requirement.to_string(),
         }
     }
 }
 
+/// `text` in exponent form if it is a decimal number below 1e-4 or at least 1e16 in
+/// magnitude (`-0.00001` → `-1e-5`), else unchanged.
+fn readable_number(text: String) -> String {
+    let is_decimal = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == '-');
+    match text.parse::<f64>() {
+        Ok(x) if is_decimal && x != 0.0 && (x.abs() < 1e-4 || x.abs() >= 1e16) => {
+            format!("{x:e}")
+        }
+        _ => text,
+    }
+}
+
 /// The crate's result type.
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiny_and_huge_values_are_shown_in_exponent_form() {
+        let shown = |v: f64| Error::invalid("delta", v, "a number in (0, 1)").to_string();
+        assert_eq!(
+            shown(-1e-5),
+            "invalid delta = -1e-5: must be a number in (0, 1)"
+        );
+        assert!(shown(1e20).contains("= 1e20:"));
+        assert!(shown(0.5).contains("= 0.5:"));
+        assert!(shown(0.0).contains("= 0:"));
+        assert!(shown(f64::NAN).contains("= NaN:"));
+        assert!(Error::invalid("count", 0u64, "at least 1")
+            .to_string()
+            .contains("= 0:"));
+        assert!(Error::invalid("name", "abc", "x")
+            .to_string()
+            .contains("= abc:"));
+    }
+}

@@ -1,4 +1,8 @@
 //! Privacy loss distributions with both directions of add/remove neighbouring.
+//!
+//! The last stage before the answer: [`crate::pmf`] grid PMFs grouped by direction (ADD and
+//! REMOVE) and by bound (upper and lower, [`BracketedPld`]), composed direction by direction;
+//! the [`crate::accountant`] reads its brackets from here.
 
 use crate::bound::{Bound, Bracket};
 use crate::discretize::loss_atoms::LossAtoms;

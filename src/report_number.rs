@@ -2,7 +2,8 @@
 
 use serde::Serializer;
 
-/// Serialize a finite number as a JSON number and ±∞ as `"inf"` / `"-inf"` (INTERFACE.md).
+/// Serialize a finite number as a JSON number and ±∞ as `"inf"` / `"-inf"` (the JSON convention of every
+/// answer, see `docs/spec.md`).
 pub fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
     if value.is_infinite() {
         serializer.serialize_str(if *value > 0.0 { "inf" } else { "-inf" })

@@ -1,5 +1,5 @@
 //! The analytic accountants through the specification and the comparison entry point:
-//! reference values (ALGORITHMS.md §7, §9.4, §9.5), the CLT estimate, and the cross-check
+//! reference values (closed forms, exact compositions, dp_accounting), the CLT estimate, and the cross-check
 //! that no valid upper bound is below the truth (PLD bracket, or exact compositions computed
 //! here independently).
 
@@ -38,10 +38,10 @@ fn dp_sgd_report_has_pld_rdp_and_a_labelled_clt_estimate() {
     let lower = comparison.row(PLD_LOWER).expect("PLD lower row");
     assert_eq!(upper.kind, Kind::UpperBound);
     assert_eq!(lower.kind, Kind::LowerBound);
-    // §9.5: the true value is 1.82824.
+    // DP-SGD (q = 0.01, σ = 1, 1000 steps, δ = 1e-5): the true value is 1.82824.
     assert!(lower.epsilon <= 1.82825 && upper.epsilon >= 1.82824);
 
-    // dp_accounting 0.6.0's RdpAccountant at its default orders (ALGORITHMS.md §9.5: 2.10137).
+    // dp_accounting 0.6.0's RdpAccountant at its default orders (2.10137).
     let reference = support::fixture("rdp/dp_accounting.json")["dp_sgd"]
         .as_array()
         .expect("dp_sgd cases")
@@ -103,9 +103,9 @@ fn comparison_serializes_with_the_interface_keys() {
     }
 }
 
-/// §9.4: binary randomized response, ε₀ = 0.1, 100 runs, δ = 1e-6, through the spec.
+/// Binary randomized response, ε₀ = 0.1, 100 runs, δ = 1e-6, through the spec.
 #[test]
-fn randomized_response_table_of_section_9_4() {
+fn randomized_response_reference_table() {
     let comparison = compare(
         &spec(
             r#"{"events": [{"mechanism": "randomized_response", "epsilon": 0.1, "count": 100}]}"#,
@@ -153,7 +153,7 @@ fn clt_mu_matches_closed_forms() {
     let gaussian = spec(r#"{"events": [{"mechanism": "gaussian", "sigma": 20, "count": 400}]}"#);
     let estimate = clt::estimate(&gaussian, 1e-5).expect("applies");
     assert!((estimate.mu - 1.0).abs() < 1e-9, "μ = {}", estimate.mu);
-    // ALGORITHMS.md §9.1: ε(1e-5) at μ = 1.
+    // The exact Gaussian ε(1e-5) at μ = 1.
     assert!((estimate.epsilon - 4.37717809568).abs() < 1e-8);
 
     // Poisson rate 1 is the unsampled Gaussian: zCDP applies and is above the exact value.
@@ -170,7 +170,7 @@ fn clt_mu_matches_closed_forms() {
 }
 
 /// Binary randomized response and discrete Laplace with sensitivity 1 are the same mechanism
-/// (ALGORITHMS.md §2.2), so every accountant must agree on them.
+/// (the PLD `{±ε₀}` with ε₀ = 1/scale), so every accountant must agree on them.
 #[test]
 fn discrete_laplace_with_sensitivity_one_is_binary_randomized_response() {
     let rr =
@@ -259,8 +259,8 @@ fn epsilon_by_bisection(atoms: &[(f64, f64)], delta: f64) -> f64 {
 }
 
 #[test]
-fn exact_references_of_this_file_match_section_9() {
-    // ALGORITHMS.md §9.3: ε(1e-6) = 4.7745675881 for ε₀ = 0.1, k = 100.
+fn exact_references_of_this_file_match_known_values() {
+    // Exact binomial sum: ε(1e-6) = 4.7745675881 for ε₀ = 0.1, k = 100.
     assert!((exact_binary_rr_epsilon(0.1, 100, 1e-6) - 4.7745675881).abs() < 1e-9);
     // k = 2 categories is binary randomized response.
     let binary = exact_binary_rr_epsilon(0.7, 30, 1e-5);
@@ -359,7 +359,7 @@ proptest! {
         prop_assert!(comparison.row(RDP).is_some());
     }
 
-    /// One Laplace release has the closed form δ(ε) = 1 − e^{(ε−ε₀)/2} (ALGORITHMS.md §2.2);
+    /// One Laplace release has the closed form δ(ε) = 1 − e^{(ε−ε₀)/2};
     /// a composition of k is at least as private-loss-heavy as k thresholded copies, each a
     /// binary randomized response with e^{ε'} = 2e^{ε₀/2} − 1 (a post-processing), so that
     /// exact composition is a lower bound on the true ε.

@@ -270,7 +270,7 @@ fn dp_sgd_sigma_meets_and_one_percent_less_does_not() {
         "{} accountant calls ({seconds:.3} s): {log:#?}",
         c.evaluations
     );
-    // The JSON keys of INTERFACE.md, and the extra ones.
+    // The documented JSON keys, and the extra ones.
     let v: Value = serde_json::to_value(&c).unwrap();
     assert_eq!(v["parameter"], "sigma");
     assert_eq!(v["location"], "events[0].sigma");

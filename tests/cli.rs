@@ -1,4 +1,4 @@
-//! End-to-end tests of the `pld` binary against the contract of INTERFACE.md: success paths
+//! End-to-end tests of the `pld` binary against the documented contract (README, docs/spec.md): success paths
 //! (flags, spec files, standard input, JSON and table output), the bad-input table (exit code 2,
 //! one `error: ` line naming the field and the value), and the help texts.
 //!
@@ -62,7 +62,7 @@ fn number(value: &Value, what: &str) -> f64 {
     }
 }
 
-/// Check the INTERFACE.md shape of an `epsilon` (`asked = "delta"`, `answered = "epsilon"`)
+/// Check the documented JSON shape of an `epsilon` (`asked = "delta"`, `answered = "epsilon"`)
 /// or `delta` answer and return (asked value, upper, lower).
 fn bracket(json: &Value, asked: &str, answered: &str) -> (f64, f64, f64) {
     let object = json.as_object().expect("top level is an object");
@@ -583,25 +583,33 @@ fn bad_rows() -> Vec<Bad> {
     vec![
         // --- convenience flags -----------------------------------------------------------
         flags(
-            &["epsilon", "--sigma", "0", "--delta", "1e-5"],
+            &["epsilon", "--sigma", "0", "--steps", "1", "--delta", "1e-5"],
             &["sigma", "0"],
         ),
         flags(
-            &["epsilon", "--sigma", "-1", "--delta", "1e-5"],
+            &[
+                "epsilon", "--sigma", "-1", "--steps", "1", "--delta", "1e-5",
+            ],
             &["sigma", "-1"],
         ),
         flags(
-            &["epsilon", "--sigma", "NaN", "--delta", "1e-5"],
+            &[
+                "epsilon", "--sigma", "NaN", "--steps", "1", "--delta", "1e-5",
+            ],
             &["sigma", "NaN"],
         ),
         flags(
-            &["epsilon", "--sigma", "inf", "--delta", "1e-5"],
+            &[
+                "epsilon", "--sigma", "inf", "--steps", "1", "--delta", "1e-5",
+            ],
             &["sigma", "inf"],
         ),
         flags(
             &[
                 "epsilon",
                 "--sigma",
+                "1",
+                "--steps",
                 "1",
                 "--sensitivity",
                 "0",
@@ -615,6 +623,8 @@ fn bad_rows() -> Vec<Bad> {
                 "epsilon",
                 "--sigma",
                 "1",
+                "--steps",
+                "1",
                 "--sensitivity",
                 "NaN",
                 "--delta",
@@ -626,6 +636,8 @@ fn bad_rows() -> Vec<Bad> {
             &[
                 "epsilon",
                 "--sigma",
+                "1",
+                "--steps",
                 "1",
                 "--sampling-rate",
                 "0",
@@ -639,6 +651,8 @@ fn bad_rows() -> Vec<Bad> {
                 "epsilon",
                 "--sigma",
                 "1",
+                "--steps",
+                "1",
                 "--sampling-rate",
                 "1.5",
                 "--delta",
@@ -651,6 +665,8 @@ fn bad_rows() -> Vec<Bad> {
                 "epsilon",
                 "--sigma",
                 "1",
+                "--steps",
+                "1",
                 "--sampling-rate",
                 "-0.1",
                 "--delta",
@@ -662,6 +678,8 @@ fn bad_rows() -> Vec<Bad> {
             &[
                 "epsilon",
                 "--sigma",
+                "1",
+                "--steps",
                 "1",
                 "--sampling-rate",
                 "NaN",
@@ -692,34 +710,36 @@ fn bad_rows() -> Vec<Bad> {
         usage(&[
             "epsilon", "--sigma", "1", "--steps", "-3", "--delta", "1e-5",
         ]),
-        usage(&["epsilon", "--sigma", "abc", "--delta", "1e-5"]),
+        usage(&[
+            "epsilon", "--sigma", "abc", "--steps", "1", "--delta", "1e-5",
+        ]),
         flags(
-            &["epsilon", "--sigma", "1", "--delta", "0"],
+            &["epsilon", "--sigma", "1", "--steps", "1", "--delta", "0"],
             &["delta", "0"],
         ),
         flags(
-            &["epsilon", "--sigma", "1", "--delta", "1"],
+            &["epsilon", "--sigma", "1", "--steps", "1", "--delta", "1"],
             &["delta", "1"],
         ),
         flags(
-            &["epsilon", "--sigma", "1", "--delta", "-1"],
+            &["epsilon", "--sigma", "1", "--steps", "1", "--delta", "-1"],
             &["delta", "-1"],
         ),
         flags(
-            &["epsilon", "--sigma", "1", "--delta", "NaN"],
+            &["epsilon", "--sigma", "1", "--steps", "1", "--delta", "NaN"],
             &["delta", "NaN"],
         ),
         flags(
-            &["epsilon", "--sigma", "1", "--delta", "inf"],
+            &["epsilon", "--sigma", "1", "--steps", "1", "--delta", "inf"],
             &["delta", "inf"],
         ),
         usage(&["epsilon", "--sigma", "1"]),
         flags(
-            &["delta", "--sigma", "1", "--epsilon", "-1"],
+            &["delta", "--sigma", "1", "--steps", "1", "--epsilon", "-1"],
             &["epsilon", "-1"],
         ),
         flags(
-            &["delta", "--sigma", "1", "--epsilon", "NaN"],
+            &["delta", "--sigma", "1", "--steps", "1", "--epsilon", "NaN"],
             &["epsilon", "NaN"],
         ),
         // Validation happens before any work, even for a huge composition.
@@ -774,12 +794,14 @@ fn bad_rows() -> Vec<Bad> {
         ),
         // --- output and accuracy options ---------------------------------------------------
         usage(&[
-            "epsilon", "--sigma", "1", "--delta", "1e-5", "--format", "xml",
+            "epsilon", "--sigma", "1", "--steps", "1", "--delta", "1e-5", "--format", "xml",
         ]),
         flags(
             &[
                 "epsilon",
                 "--sigma",
+                "1",
+                "--steps",
                 "1",
                 "--delta",
                 "1e-5",
@@ -793,6 +815,8 @@ fn bad_rows() -> Vec<Bad> {
                 "epsilon",
                 "--sigma",
                 "1",
+                "--steps",
+                "1",
                 "--delta",
                 "1e-5",
                 "--tolerance",
@@ -805,6 +829,8 @@ fn bad_rows() -> Vec<Bad> {
                 "epsilon",
                 "--sigma",
                 "1",
+                "--steps",
+                "1",
                 "--delta",
                 "1e-5",
                 "--grid-step",
@@ -816,6 +842,8 @@ fn bad_rows() -> Vec<Bad> {
             &[
                 "delta",
                 "--sigma",
+                "1",
+                "--steps",
                 "1",
                 "--sampling-rate",
                 "0.1",
@@ -1081,17 +1109,35 @@ fn bad_rows() -> Vec<Bad> {
         ),
         // --- the DP-SGD flags in Opacus' words ---------------------------------------------
         flags(
-            &["epsilon", "--noise-multiplier", "0", "--delta", "1e-5"],
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "0",
+                "--steps",
+                "1",
+                "--delta",
+                "1e-5",
+            ],
             &["--noise-multiplier", "0"],
         ),
         flags(
-            &["epsilon", "--noise-multiplier", "NaN", "--delta", "1e-5"],
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "NaN",
+                "--steps",
+                "1",
+                "--delta",
+                "1e-5",
+            ],
             &["--noise-multiplier", "NaN"],
         ),
         flags(
             &[
                 "epsilon",
                 "--noise-multiplier",
+                "1",
+                "--steps",
                 "1",
                 "--sigma",
                 "1",
@@ -1104,6 +1150,8 @@ fn bad_rows() -> Vec<Bad> {
             &[
                 "epsilon",
                 "--noise-multiplier",
+                "1",
+                "--steps",
                 "1",
                 "--sampling-rate",
                 "0.01",
@@ -1121,6 +1169,8 @@ fn bad_rows() -> Vec<Bad> {
                 "epsilon",
                 "--noise-multiplier",
                 "1",
+                "--steps",
+                "1",
                 "--batch-size",
                 "100",
                 "--delta",
@@ -1133,6 +1183,8 @@ fn bad_rows() -> Vec<Bad> {
                 "epsilon",
                 "--noise-multiplier",
                 "1",
+                "--steps",
+                "1",
                 "--dataset-size",
                 "100",
                 "--delta",
@@ -1144,6 +1196,8 @@ fn bad_rows() -> Vec<Bad> {
             &[
                 "epsilon",
                 "--noise-multiplier",
+                "1",
+                "--steps",
                 "1",
                 "--batch-size",
                 "0",
@@ -1159,6 +1213,8 @@ fn bad_rows() -> Vec<Bad> {
                 "epsilon",
                 "--noise-multiplier",
                 "1",
+                "--steps",
+                "1",
                 "--batch-size",
                 "200",
                 "--dataset-size",
@@ -1172,6 +1228,8 @@ fn bad_rows() -> Vec<Bad> {
             &[
                 "epsilon",
                 "--noise-multiplier",
+                "1",
+                "--steps",
                 "1",
                 "--batch-size",
                 "1",
@@ -1272,6 +1330,8 @@ fn bad_rows() -> Vec<Bad> {
             &[
                 "epsilon",
                 "--noise-multiplier",
+                "1",
+                "--steps",
                 "1",
                 "--max-grad-norm",
                 "-1",
@@ -1786,10 +1846,10 @@ fn help_of_each_subcommand_has_an_example() {
 // ---------------------------------------------------------------------------------------------
 // compare, curve, presets and the DP-SGD flags.
 
-/// The kinds INTERFACE.md allows in `compare` rows.
+/// The kinds allowed in `compare` rows.
 const KINDS: [&str; 3] = ["upper_bound", "lower_bound", "estimate"];
 
-/// Check INTERFACE.md's `compare` JSON and return (method, ε) of every row.
+/// Check the documented `compare` JSON and return (method, ε) of every row.
 fn compare_rows(json: &Value, delta: f64) -> Vec<(String, f64)> {
     assert_eq!(
         number(&json["delta"], "delta"),
@@ -2508,7 +2568,7 @@ fn calibrate_json(fixture_name: &str) -> Value {
         .unwrap_or_else(|e| panic!("calibrate {fixture_name} did not print JSON ({e}):\n{stdout}"))
 }
 
-/// Check INTERFACE.md's keys and what a calibration promises (the value meets the target, the
+/// Check the documented keys and what a calibration promises (the value meets the target, the
 /// failing value misses it); return (value, failing value).
 fn check_calibration(json: &Value, parameter: &str, location: &str) -> (f64, Option<f64>) {
     let object = json.as_object().expect("top level is an object");
@@ -2875,4 +2935,113 @@ fn assert_shows(shown: &str, actual: &str) {
             });
         assert!(same, "README line\n  {s}\ndiffers from the output\n  {a}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// No silent defaults.
+
+#[test]
+fn dp_sgd_flags_without_a_run_length_are_refused() {
+    for command in ["epsilon", "compare"] {
+        let out = pld()
+            .args([
+                command,
+                "--sigma",
+                "1",
+                "--sampling-rate",
+                "0.01",
+                "--delta",
+                "1e-5",
+            ])
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        assert!(
+            stderr.contains("--steps") && stderr.contains("--epochs"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn negative_numbers_reach_validation() {
+    for (args, expected) in [
+        (
+            vec![
+                "epsilon", "--sigma", "1", "--steps", "10", "--delta", "-1e-5",
+            ],
+            "invalid delta = -1e-5",
+        ),
+        (
+            vec!["delta", "--sigma", "1", "--steps", "10", "--epsilon", "-2"],
+            "invalid epsilon = -2",
+        ),
+        (
+            vec![
+                "epsilon", "--sigma", "-1", "--steps", "10", "--delta", "1e-5",
+            ],
+            "invalid --sigma = -1",
+        ),
+    ] {
+        let out = pld().args(&args).output().expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn answers_echo_their_inputs() {
+    let v = run_json(
+        &[
+            "epsilon",
+            "--noise-multiplier",
+            "1.1",
+            "--batch-size",
+            "256",
+            "--dataset-size",
+            "60000",
+            "--epochs",
+            "2",
+            "--delta",
+            "1e-5",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    let run = &v["inputs"]["dp_sgd"];
+    assert_eq!(run["sigma"].as_f64(), Some(1.1));
+    assert_eq!(run["sensitivity"].as_f64(), Some(1.0));
+    assert_eq!(run["sampling_rate"].as_f64(), Some(256.0 / 60000.0));
+    // ⌈2 · 60000 / 256⌉ = ⌈468.75⌉.
+    assert_eq!(run["steps"].as_u64(), Some(469));
+    assert_eq!(v["inputs"]["total_count"].as_u64(), Some(469));
+
+    let v = run_json(
+        &[
+            "delta",
+            "--preset",
+            "mnist-dp-sgd",
+            "--epsilon",
+            "2",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(v["inputs"]["source"], "preset mnist-dp-sgd");
+    assert_eq!(v["inputs"]["total_count"].as_u64(), Some(14063));
+    assert!(v["inputs"].get("dp_sgd").is_none());
+
+    let table = run_ok(
+        &["epsilon", "--sigma", "2", "--steps", "7", "--delta", "1e-5"],
+        None,
+    );
+    let last = table.trim_end().lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("inputs: DP-SGD, σ = 2") && last.ends_with("; 7 mechanism runs"),
+        "{table}"
+    );
 }

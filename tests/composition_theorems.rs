@@ -1,7 +1,7 @@
 //! The analytic composition accountants: zCDP conversions, the classical composition theorems
 //! and the exact optimal (Kairouz–Oh–Viswanath) homogeneous composition.
 //!
-//! Steps of trust: closed-form reference values (ALGORITHMS.md §9.4) → mpmath fixtures
+//! Steps of trust: closed-form reference values (binary randomized response) → mpmath fixtures
 //! (`fixtures/composition/kov_exact.json`) → properties over seeded random inputs (every
 //! theorem ≥ the exact optimum, monotone in δ, +∞ when the δ budget is spent) → extreme inputs
 //! (no NaN, no panic) → cross-check of zCDP against the exact Gaussian mechanism.
@@ -34,7 +34,7 @@ const KOV_EPSILON_EXCESS: f64 = 1e-9;
 /// deliberate upward rounding (≤ 16u), so 1e-13 relative.
 const CLOSED_FORM_RELATIVE: f64 = 1e-13;
 
-/// The §9.4 binary randomized-response case: ε₀ = 0.1, k = 100, δ = 1e-6.
+/// The binary randomized-response reference case: ε₀ = 0.1, k = 100, δ = 1e-6.
 const RR: (f64, u64, f64) = (0.1, 100, 1e-6);
 
 fn pure(epsilon: f64, count: u64) -> [(ApproxDp, u64); 1] {
@@ -67,7 +67,7 @@ fn round_to(x: f64, digits: i32) -> f64 {
 }
 
 #[test]
-fn reference_table_section_9_4() {
+fn reference_table_binary_randomized_response() {
     let (e0, k, delta) = RR;
     let events = pure(e0, k);
     let eps = |t: CompositionTheorem| t.epsilon(&events, delta);
@@ -83,7 +83,7 @@ fn reference_table_section_9_4() {
     assert_eq!(round_to(drv, 3), 6.308, "DRV {drv}");
     assert_eq!(round_to(tanh, 3), 5.756, "tanh {tanh}");
     assert_eq!(round_to(kov, 3), 5.756, "KOV {kov}");
-    // ALGORITHMS.md lists 5.757 for the simple conversion; the CKS conversion is tighter.
+    // The simple zCDP conversion gives 5.757; the CKS conversion is tighter.
     assert!(zcdp <= 5.757, "zCDP {zcdp}");
     assert!((exact - 4.7745675881).abs() < 1e-9, "exact {exact}");
     for (name, v) in [
@@ -95,7 +95,7 @@ fn reference_table_section_9_4() {
     ] {
         assert!(exact <= v, "exact {exact} > {name} {v}");
     }
-    // The exact δ values of §9.3 and §9.4.
+    // The exact δ values of the randomized-response and eps_delta reference cases.
     let d = optimal::delta_for_epsilon(e0, 0.0, k, 1.0);
     // The references have 15 digits; ours is an upper bound inflated by ≲ 3e-13 (module docs).
     assert!((d / 0.125688390240637 - 1.0).abs() < 1e-12, "RR δ(1) = {d}");

@@ -1,4 +1,4 @@
-//! Second step of trust (STYLE.md §9): FFT composition against direct convolution.
+//! Second step of trust: FFT composition against direct convolution.
 //!
 //! Random PMFs come from a seeded ChaCha8 generator. The FFT result must agree with direct
 //! convolution to [`support::CONVOLUTION_ABS`], and the round-off bound it reports must cover

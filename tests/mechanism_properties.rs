@@ -1,4 +1,4 @@
-//! Third step of trust (STYLE.md §9), mechanism by mechanism: properties of the accountant's
+//! Third step of trust, mechanism by mechanism: properties of the accountant's
 //! bracketed PLD (`Accountant::pld`) over parameter sweeps (proptest, fixed seed).
 //!
 //! Every mechanism of the catalogue with every sampling scheme the specification accepts for
@@ -45,7 +45,7 @@
 //!   fixed-batch Laplace): the hockey-stick integral `∫ max(0, p − e^ε q)` in closed form,
 //!   interval by interval between the centres, where `p − e^ε q = A e^{x/b} + B e^{−x/b}`.
 //!   For plain Laplace this is `δ(ε) = 1 − e^{(ε−ε₀)/2}` on `[−ε₀, ε₀)`, ε₀ = Δ/b
-//!   (ALGORITHMS.md §2.2).
+//!   (the Laplace PLD's closed form).
 //! - Mixtures of Gaussians with a monotone privacy loss (mixture of Gaussians, Gaussian fixed
 //!   batch): `δ(ε) = F_P(x*) − e^ε F_Q(x*)`, x* by bisection, Φ from `libm::erfc`.
 //! - Finite pairs (randomized response from its three atoms, `eps_delta`, `pmf_pair`, discrete

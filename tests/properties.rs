@@ -1,4 +1,4 @@
-//! Third step of trust (STYLE.md §9): properties over parameter sweeps (proptest, fixed seed).
+//! Third step of trust: properties over parameter sweeps (proptest, fixed seed).
 //!
 //! Poisson-subsampled Gaussian (DP-SGD) with σ ∈ [0.5, 20], q ∈ [1e-4, 1], steps ∈ [1, 10⁴],
 //! δ ∈ [1e-10, 1e-2], on a fixed coarse grid so that every case is fast. Checked:
@@ -6,7 +6,7 @@
 //! - mass conservation and validity `Σ p e^{−l} ≤ 1` of the discretized and composed PMFs;
 //! - δ(ε) is non-increasing;
 //! - the sandwich `lower ≤ exact ≤ upper` for one step against the closed form;
-//! - the add/remove identity `δ_add(ε) = 1 − e^ε + e^ε δ_remove(−ε)` (ALGORITHMS.md §1).
+//! - the add/remove identity `δ_add(ε) = 1 − e^ε + e^ε δ_remove(−ε)` (the ADD pair is the REMOVE pair swapped).
 //!
 //! Parameter combinations whose composed privacy loss cannot be represented (beyond ±700 nats)
 //! are skipped: the library refuses them with a typed error, which is checked.
@@ -161,7 +161,7 @@ fn check_total_mass(pld: &BracketedPld, params: &str) -> Result<(), TestCaseErro
     Ok(())
 }
 
-/// Validity `Σ p e^{−l} ≤ 1` (ALGORITHMS.md P2) of the upper PMFs of `pld`.
+/// Validity `Σ p e^{−l} ≤ 1` (the Q-mass covered by P is at most 1) of the upper PMFs of `pld`.
 fn check_validity(pld: &BracketedPld, params: &str) -> Result<(), TestCaseError> {
     for (name, pmf) in [
         ("upper REMOVE", pld.upper.remove()),

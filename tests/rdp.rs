@@ -29,7 +29,7 @@ const DP_ACCOUNTING_LOG_A_ABSOLUTE: f64 = 1e-14;
 
 /// ln A_α for (q = 0.5, large σ, α near 1) is computed from a series that converges only like
 /// i^{−α−2} there; our value is then an upper bound that may exceed the truth by up to this
-/// relative amount (ALGORITHMS.md §7; the documentation of `poisson_gaussian_log_a`).
+/// relative amount (the documentation of `poisson_gaussian_log_a`).
 const LOG_A_SLOW_SERIES_RELATIVE: f64 = 0.1;
 
 /// Agreement with dp_accounting's double-precision RDP where the formulas coincide (same
@@ -49,7 +49,7 @@ fn rel_err(got: f64, want: f64) -> f64 {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Step 1: closed forms and the ALGORITHMS.md test values.
+// Step 1: closed forms and reference values (mpmath quadrature).
 
 #[test]
 fn log_a_matches_the_algorithms_md_test_values() {

@@ -1049,14 +1049,14 @@ fn gaussian_quadrature_matches_the_closed_form() {
 
 #[test]
 fn binomial_oracles_match_known_values() {
-    // ALGORITHMS.md §9.3 (also tests/mechanism_catalogue.rs): RR(0.1)×100, δ(1).
+    // Exact binomial value (also tests/mechanism_catalogue.rs): RR(0.1)×100, δ(1).
     let (lo, hi) = oracle::BinaryRr::new(100, 0.1).delta(1.0);
     assert!(
         lo <= 0.125688390240637 && 0.125688390240637 <= hi,
         "{lo} {hi}"
     );
     assert!(hi - lo < 1e-12);
-    // §9.4: eps_delta (0.5, 1e-6)×10.
+    // Exact KOV value: eps_delta (0.5, 1e-6)×10.
     for (eps, exact) in [
         (0.0, 0.557056552805855),
         (1.0, 0.331685166113793),

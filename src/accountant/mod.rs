@@ -2,6 +2,12 @@
 //!
 //! The caller states how tight the bracket must be; the accountant picks the grid step and
 //! truncation itself, refining until the bracket is narrow enough, and reports what it used.
+//!
+//! This is where the pipeline comes together: the events of a [`crate::spec`] become pairs of
+//! [`crate::mechanism`]s, which are put on a grid in both rounding directions
+//! ([`crate::discretize`]), composed ([`crate::pmf`], [`crate::pld`]) and read off as a
+//! [`Bracket`] on ε(δ) or δ(ε). Unsampled Gaussian compositions skip the grid: they are
+//! answered in closed form ([`crate::mechanism::analytic_gaussian`]).
 
 use crate::bound::{Bound, Bracket};
 use crate::discretize::loss_atoms::LossAtoms;

@@ -71,6 +71,8 @@ pub struct Settings {
 }
 
 /// The answer to "what ε for this δ?".
+///
+/// Displayed as `ε ∈ [lower, upper] at δ = 1e-5` (the bracket as [`Bracket`] displays it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EpsilonAnswer {
     /// The δ asked about.
@@ -83,6 +85,8 @@ pub struct EpsilonAnswer {
 }
 
 /// The answer to "what δ for this ε?".
+///
+/// Displayed as `δ ∈ [lower, upper] at ε = 2` (the bracket as [`Bracket`] displays it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DeltaAnswer {
     /// The ε asked about.

@@ -15,7 +15,7 @@
 //!                          k ε₀ tanh(ε₀/2) + ε₀ sqrt(2k ln(1/δ')) },  δ = 1 − (1 − δ₀)^k (1 − δ')
 //! via zCDP:       ρ = ½ Σ countᵢ εᵢ²,  ε = zCDP→(ε, δ') conversion of ρ, δ = Σ countᵢ δᵢ + δ'
 //! ```
-//! (`tanh(ε₀/2) = (e^{ε₀} − 1)/(e^{ε₀} + 1)`; seed 003 prints `ε^ε` for `e^ε`.)
+//! (`tanh(ε₀/2) = (e^{ε₀} − 1)/(e^{ε₀} + 1)`.)
 //!
 //! Conventions shared by all theorems:
 //! - **Heterogeneous inputs to homogeneous theorems** (DRV, tanh, KOV) use `k = Σ countᵢ`,
@@ -36,7 +36,8 @@
 //! # References
 //! - Dwork, Rothblum & Vadhan, "Boosting and differential privacy", FOCS 2010, Thm III.3;
 //!   Dwork & Roth, "The algorithmic foundations of differential privacy", 2014, Thm 3.20.
-//! - Smith & Ullman, lecture notes "Advanced composition" (seed 003), Thm 1.1 and Claim 3.4.
+//! - Smith & Ullman, "Advanced composition", lecture 10 of Privacy in Statistics and
+//!   Machine Learning (spring 2023), Thm 1.1 and Claim 3.4.
 //! - Kairouz, Oh & Viswanath, "The composition theorem for differential privacy", ICML 2015
 //!   (arXiv:1311.0776), Thm 3.4.
 //! - Steinke, "Composition of differential privacy & privacy amplification by subsampling",
@@ -63,7 +64,7 @@ pub enum CompositionTheorem {
     Basic,
     /// Dwork–Rothblum–Vadhan 2010.
     AdvancedDworkRothblumVadhan,
-    /// The tanh form of the lecture notes (seed 003).
+    /// The tanh form of Smith & Ullman's lecture notes "Advanced composition".
     AdvancedTanh,
     /// Kairouz–Oh–Viswanath closed form.
     KairouzOhViswanath,

@@ -95,7 +95,8 @@ fn pmf_pair_guarantee(p: &[f64], q: &[f64]) -> ApproxDp {
 ///
 /// # References
 /// Balle, Barthe & Gaboardi, "Privacy amplification by subsampling", NeurIPS 2018, Thms 8–9;
-/// Steinke, seed 004, Thm 29.
+/// Steinke, "Composition of differential privacy & privacy amplification by subsampling",
+/// arXiv:2210.00597 (2022), Thm 29.
 fn amplified(guarantee: ApproxDp, rate: f64) -> ApproxDp {
     // ln(1 + rate·expm1(ε)) in log space for large ε: ln(rate) + ε + ln(1 + (1−rate)/(rate·e^ε)).
     let epsilon = if guarantee.epsilon < 30.0 {

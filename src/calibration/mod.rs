@@ -1,6 +1,9 @@
 //! Calibration: the best value of one parameter such that the composition still meets a
 //! privacy target (ε, δ).
 //!
+//! It sits on top of the pipeline: every candidate value is evaluated by a full
+//! [`Accountant`] call.
+//!
 //! A [`CalibrationProblem`] is a composition specification with one field written `null`:
 //! the noise (`sigma` or `scale`), a `count`, or a Poisson sampling rate. [`calibrate`] finds
 //! the value best for utility — the smallest noise, the largest count, the largest rate —
@@ -112,7 +115,10 @@ pub struct CalibrationProgress {
 /// `failing_epsilon.lower ≤ target_epsilon` the exact optimum may lie a little beyond
 /// `failing_value`.
 ///
-/// Serialized as INTERFACE.md's `{"parameter": NAME, "value": X, "epsilon": {"upper": U,
+/// Displayed as four lines: the value found (rounded toward more privacy, so safe as printed),
+/// the bracket there, the nearest failing value, and the number of accountant calls.
+///
+/// Serialized as `pld calibrate`'s JSON, `{"parameter": NAME, "value": X, "epsilon": {"upper": U,
 /// "lower": L}, "delta": D, …}`; infinities are written `"inf"`, whole numbers (counts) as
 /// JSON integers.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -1,7 +1,7 @@
 //! Pessimistic rounding onto the grid: connect-the-dots by mass splitting.
 //!
 //! Hockey-stick curves are convex functions of `x = e^ε`, and an atom `(l, p)` contributes the
-//! hinge `p·(1 − x e^{−l})₊` (ALGORITHMS.md §1, P1). A PMF whose curve lies above the true
+//! hinge `p·(1 − x e^{−l})₊`. A PMF whose curve lies above the true
 //! curve at every x is an upper bound at every ε, and stays one under composition.
 
 use crate::bound::Bound;
@@ -35,7 +35,7 @@ impl LossBins {
     /// # References
     /// Doroshenko, Ghazi, Kamath, Kumar & Manurangsi, "Connect the dots: tighter discrete
     /// approximations of privacy loss distributions", PETS 2022, Thm 3.3 (the chord is the
-    /// tightest pessimistic PMF on a given support); ALGORITHMS.md §3.2.
+    /// tightest pessimistic PMF on a given support).
     pub fn connect_the_dots(&self) -> GridPmf {
         let nodes = self.nodes();
         let h = self.step;

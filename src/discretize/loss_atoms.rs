@@ -2,10 +2,12 @@
 //!
 //! A mechanism with finitely many outcomes (randomized response, discrete noise, a generic
 //! (ε, δ) pair, a listed pair) has an exact PLD made of atoms `(l, P-mass, Q-mass)` with
-//! `P = e^l·Q`. Knowing both masses gives both roundings without a cliff (ALGORITHMS.md §3.1):
+//! `P = e^l·Q`. Knowing both masses gives both roundings without a cliff (rounding each loss up to
+//! the grid would move a loss that is on the grid up by a whole step whenever float noise puts
+//! it a hair above its node):
 //!
 //! - **upper** ([`LossAtoms::upper_pmf`]): connect-the-dots on the non-uniform candidate
-//!   points `{⌊l/h⌋, ⌈l/h⌉}` of §3.2, i.e. each atom split between its two grid neighbours
+//!   points `{⌊l/h⌋, ⌈l/h⌉}` (Doroshenko et al., PETS 2022, §3), i.e. each atom split between its two grid neighbours
 //!   so that its P- and Q-mass are both kept;
 //! - **lower** ([`LossAtoms::lower_pmf`]): merging outcomes (a post-processing) from the top
 //!   down so that every merged atom lands exactly on a grid point. Atoms already on the grid
@@ -184,7 +186,7 @@ impl LossAtoms {
     /// ```text
     /// w_{a+h} = P·expm1(−(l − a))/expm1(−h),   w_a = P − w_{a+h}
     /// ```
-    /// which keeps both its P- and Q-mass (ALGORITHMS.md §3.2). Losses are first raised by four
+    /// which keeps both its P- and Q-mass (connect-the-dots by mass splitting). Losses are first raised by four
     /// ulps so rounding in l cannot move mass down. Atoms above `LOSS_LIMIT` go to +∞, those
     /// below `−LOSS_LIMIT` up to it; the top tail goes to +∞ and the bottom tail up to the
     /// lowest atom.

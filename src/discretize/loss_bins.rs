@@ -13,8 +13,8 @@ pub const MAX_GRID_POINTS: usize = 1 << 22;
 /// `[ε_j, ε_{j+1})` with P-mass `p[j]` and Q-mass `q[j]`. Losses below `ε_0` and at or above
 /// the top node are kept as separate `(P, Q)` totals, and so are the infinite losses.
 ///
-/// Knowing both P- and Q-masses is what makes connect-the-dots exact per bin (ALGORITHMS.md
-/// §3.2) and the merged atoms of [`crate::discretize::lumped_atoms`] exact, and it makes the other
+/// Knowing both P- and Q-masses is what makes connect-the-dots exact per bin (each bin's
+/// mass is split between its two nodes keeping both masses; Doroshenko et al., PETS 2022) and the merged atoms of [`crate::discretize::lumped_atoms`] exact, and it makes the other
 /// direction free: the ADD pair is the REMOVE pair swapped, see [`LossBins::swapped`].
 ///
 /// What connect-the-dots actually uses is the excess `P_I − e^{ε} Q_I` of a bin at one of its

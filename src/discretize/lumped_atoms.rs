@@ -5,7 +5,7 @@
 //! post-processing of the mechanism, so the merged pair is dominated by the true one and every
 //! δ read from it is a lower bound (data-processing inequality). The merged outcome has loss
 //! `b = ln(P_I/Q_I) ∈ I`. Rounding b down to a fixed grid would cost up to a step per atom
-//! (first order, and it drifts under composition: ALGORITHMS.md §3.3). Instead the intervals
+//! (first order, and it drifts under composition: up to k steps after k compositions). Instead the intervals
 //! are chosen so that b lands on a node: going up from the bottom, each interval
 //! `[t_i, t_{i+1})` is closed where its merged loss equals its node `g_i` (solved by a
 //! bracketed secant iteration on exact CDFs). A node that an interval cannot reach (its start
@@ -232,7 +232,7 @@ impl LumpedAtoms {
     /// Lower bound: every atom is an exact merge of true outcomes, moved down by at most
     /// [`landing_tolerance`] (or, for the top tail, rounded down); the bottom tail is dropped.
     /// An atom may sit above its merged loss by the rounding of that loss (tiny, see
-    /// [`merged_loss`]), recorded as the PMF's loss allowance.
+    /// the private `merged_loss`), recorded as the PMF's loss allowance.
     pub fn remove_pmf(&self) -> GridPmf {
         lower_pmf(
             self.step,

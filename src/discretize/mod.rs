@@ -1,5 +1,9 @@
 //! From a mechanism to atoms on a uniform loss grid, in both rounding directions.
 //!
+//! The step between [`crate::mechanism`] (exact pairs of distributions) and [`crate::pmf`]
+//! (grid PMFs that can be composed): every error made here is one-sided, up for the upper
+//! bound and down for the lower one.
+//!
 //! - [`loss_bins`]: the exact P- and Q-masses of a continuous mechanism's privacy loss, binned
 //!   on the grid (the common input of both roundings).
 //! - [`connect_the_dots`]: the pessimistic rounding (an upper bound on every δ(ε)).

@@ -17,7 +17,7 @@ use crate::numeric::log_space::log_add_exp;
 ///
 /// # References
 /// Kairouz, Oh & Viswanath, "The composition theorem for differential privacy", ICML 2015
-/// (binary case: the worst (ε, 0) pair); ALGORITHMS.md §2.2.
+/// (binary case: the worst (ε, 0) pair).
 pub fn randomized_response(epsilon: f64, categories: u64) -> LossAtoms {
     let k = categories as f64;
     let e = (-epsilon).exp();
@@ -56,8 +56,9 @@ pub fn randomized_response(epsilon: f64, categories: u64) -> LossAtoms {
 /// optimal composition theorem exactly.
 ///
 /// # References
-/// Kairouz, Oh & Viswanath, ICML 2015, Thm 3.3 and Lemma 3.1 (seed 003); Murtagh & Vadhan,
-/// TCC 2016; ALGORITHMS.md §2.2, §7.
+/// Kairouz, Oh & Viswanath, "The composition theorem for differential privacy", ICML 2015,
+/// Thm 3.3 and Lemma 3.1; Murtagh & Vadhan, "The complexity of computing the optimal
+/// composition of differential privacy", TCC 2016.
 pub fn eps_delta(epsilon: f64, delta: f64) -> LossAtoms {
     let high = (1.0 - delta) / (1.0 + (-epsilon).exp());
     let low = (1.0 - delta) - high;

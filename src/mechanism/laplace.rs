@@ -16,7 +16,7 @@ use crate::numeric::normal::Tail;
 /// `¼e^{(t−ε₀)/2}` between them. The pair is symmetric: ADD has the same PLD.
 ///
 /// # References
-/// ALGORITHMS.md §2.2; Koskela, Jälkö, Prediger & Honkela, "Tight differential privacy for
+/// Koskela, Jälkö, Prediger & Honkela, "Tight differential privacy for
 /// discrete-valued mechanisms and for the subsampled Gaussian mechanism using FFT", AISTATS
 /// 2021, §3 (the Laplace PLD).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,10 +1,14 @@
 //! Mechanisms as pairs of distributions with a monotone privacy loss.
 //!
+//! The stage after [`crate::spec`]: each event of a specification becomes one of these pairs
+//! (the pair chosen for each mechanism, sampling scheme and relation is listed with its source
+//! in `docs/spec.md`), which [`crate::discretize`] then puts on a grid.
+//!
 //! Each mechanism here describes the REMOVE pair `P = M(D ∪ {z})`, `Q = M(D)` as distributions
 //! on the real line whose privacy loss `L(x) = ln(dP/dQ)(x)` is non-increasing in x. That is
 //! all the discretization needs: the grid edges in loss space are mapped to x by the inverse of
 //! L, and bin masses come from the CDFs of P and Q. The ADD pair is the REMOVE pair swapped
-//! (ALGORITHMS.md §1), so it needs no code of its own.
+//! (its PLD is the dual `ω_add(−l) = e^{−l}·ω_remove(l)`), so it needs no code of its own.
 
 pub mod analytic_gaussian;
 pub mod discrete;
@@ -85,8 +89,8 @@ pub trait MonotonePrivacyLoss {
         (None, None)
     }
 
-    /// The exact hockey-stick divergence `δ_{P‖Q}(ε) = F_P(x*) − e^ε F_Q(x*)` (ALGORITHMS.md
-    /// §2.1), clamped to `[0, 1]`.
+    /// The exact hockey-stick divergence `δ_{P‖Q}(ε) = F_P(x*) − e^ε F_Q(x*)` with `x* = x*(ε)`
+    /// (the set where the loss is at least ε is a half-line), clamped to `[0, 1]`.
     ///
     /// # Guarantee
     /// An estimate accurate to rounding: it cancels when δ ≪ F_P(x*). Mechanisms with a

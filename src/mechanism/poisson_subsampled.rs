@@ -18,7 +18,8 @@ use crate::numeric::log_space::log_add_exp;
 ///
 /// # References
 /// Zhu, Dong & Wang, "Optimal accounting of differential privacy via characteristic function",
-/// AISTATS 2022, §5; ALGORITHMS.md §2.3.
+/// AISTATS 2022, §5; Mironov, Talwar & Zhang, "Rényi differential privacy of the sampled
+/// Gaussian mechanism", arXiv:1908.10530 (2019).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PoissonSubsampled<M> {
     base: M,

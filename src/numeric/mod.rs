@@ -1,5 +1,8 @@
 //! Numerical building blocks, kept apart from the privacy logic that uses them.
 //!
+//! The bottom of the pipeline: every later stage ([`crate::mechanism`] tails,
+//! [`crate::discretize`] masses, [`crate::pmf`] composition) builds on these.
+//!
 //! - [`normal`]: the standard normal CDF, its logarithm and tails, accurate in relative terms
 //!   far into the tails.
 //! - [`log_space`]: sums and differences of numbers held as logarithms.

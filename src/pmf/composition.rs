@@ -24,7 +24,8 @@ impl GridPmf {
     /// # Guarantee
     /// Keeps the bound of its inputs: an upper PMF moves truncated low-loss mass up to the
     /// first kept point and high-loss mass to +∞; a lower PMF drops the low tail and moves the
-    /// high tail down to the last kept point (ALGORITHMS.md §4).
+    /// high tail down to the last kept point (each truncation adds at most its mass to the upper
+    /// δ and nothing to the lower one).
     ///
     /// # Errors
     /// [`Error::IncompatibleDistributions`] if the steps or bounds differ;

@@ -221,7 +221,8 @@ impl GridPmf {
         self.finite_mass() + self.infinity_mass
     }
 
-    /// `Σ p_i e^{−l_i}`: the Q-mass covered by P (≤ 1 for a PMF of a real pair, ALGORITHMS.md P2).
+    /// `Σ p_i e^{−l_i}`: the Q-mass covered by P (≤ 1 for a PMF of a real pair: the
+    /// Q-mass of the outcomes where P > 0).
     pub fn q_mass(&self) -> f64 {
         crate::numeric::summation::neumaier_sum(
             self.probs

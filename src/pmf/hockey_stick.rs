@@ -21,7 +21,8 @@ impl GridPmf {
     /// R(ε) = η · #{lᵢ > ε, with the entries folded into them}      (η: round-off floor)
     /// ```
     /// R charges every entry that matters its full round-off floor, as if all errors had the
-    /// same sign (ALGORITHMS.md §5); after a tilted self-composition the recorded per-entry
+    /// same sign (FFT output entries carry absolute noise at about the unit round-off times the
+    /// largest entry, and the negative outputs estimate it); after a tilted self-composition the recorded per-entry
     /// errors, which shrink exponentially up the tail, are summed instead.
     ///
     /// # Guarantee

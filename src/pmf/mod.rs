@@ -1,5 +1,9 @@
 //! A privacy loss PMF on a uniform grid, its composition and its conversion to (ε, δ).
 //!
+//! The stage after [`crate::discretize`]: one PMF per event and bound direction, composed by
+//! FFT, with every truncated or aliased mass and the FFT round-off charged to the safe side;
+//! [`crate::pld`] pairs them up by neighbouring direction.
+//!
 //! - [`grid_pmf`]: the PMF itself ([`GridPmf`]): masses on the grid, the mass at +∞ loss,
 //!   and the bookkeeping of what truncation and round-off moved where.
 //! - [`composition`]: self-composition by one FFT power and heterogeneous composition, with

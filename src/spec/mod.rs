@@ -1,5 +1,9 @@
 //! The composition specification: what was released, validated where it is built.
 //!
+//! The first stage of the pipeline: everything after it ([`crate::mechanism`],
+//! [`crate::accountant`], …) takes a validated [`CompositionSpec`]. `docs/spec.md` documents
+//! the format, every convention and the pair of distributions accounted for each mechanism.
+//!
 //! A [`CompositionSpec`] is a neighbouring relation and a non-empty list of [`Event`]s; an
 //! event is a [`MechanismSpec`], a [`Sampling`] scheme and a `count`. None of these types can
 //! hold an invalid value: their fields are private and every way in is checked — the

@@ -2,7 +2,7 @@
 //! to use without writing a specification (`pld compare --preset NAME`).
 //!
 //! Each preset is library data: a name, a one-line description, where its numbers come from,
-//! the specification (in the JSON format of [`crate::spec`], so `pld presets NAME` can print it as a
+//! the specification (as the JSON of `docs/spec.md`, so `pld presets NAME` can print it as a
 //! starting point for `--spec`) and the δ it is usually asked at.
 //!
 //! The lecture is S. Yıldırım, "Differential Privacy" (Trustworthy AI, Galatasaray

@@ -79,7 +79,7 @@ pub struct EpsilonArgs {
     #[command(flatten)]
     pub spec: SpecArgs,
     /// Target δ, in (0, 1) (default with --preset: the preset's δ).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     pub delta: Option<f64>,
     #[command(flatten)]
     pub accuracy: AccuracyArgs,
@@ -92,7 +92,7 @@ pub struct DeltaArgs {
     #[command(flatten)]
     pub spec: SpecArgs,
     /// Target ε, at least 0.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     pub epsilon: f64,
     #[command(flatten)]
     pub accuracy: AccuracyArgs,
@@ -105,7 +105,7 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub spec: SpecArgs,
     /// Target δ, in (0, 1) (default with --preset: the preset's δ).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     pub delta: Option<f64>,
     #[command(flatten)]
     pub accuracy: AccuracyArgs,
@@ -125,7 +125,7 @@ pub struct CurveArgs {
         long,
         value_name = "LIST",
         value_delimiter = ',',
-        allow_negative_numbers = true,
+        allow_hyphen_values = true,
         conflicts_with = "epsilons"
     )]
     pub deltas: Option<Vec<f64>>,
@@ -134,7 +134,7 @@ pub struct CurveArgs {
         long,
         value_name = "LIST",
         value_delimiter = ',',
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
     pub epsilons: Option<Vec<f64>>,
     #[command(flatten)]
@@ -155,10 +155,10 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "NAME", hide = true)]
     pub preset: Option<String>,
     /// Target ε, > 0: the guaranteed (upper-bound) ε of the result is at most this.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     pub epsilon: f64,
     /// Target δ, in (0, 1).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     pub delta: f64,
     #[command(flatten)]
     pub accuracy: AccuracyArgs,
@@ -180,21 +180,21 @@ pub struct PresetsArgs {
 /// epochs).
 #[derive(Debug, Args)]
 pub struct SpecArgs {
-    /// Composition specification (JSON, see INTERFACE.md); `-` reads standard input.
+    /// Composition specification (JSON, format in docs/spec.md); `-` reads standard input.
     #[arg(long, value_name = "FILE", help_heading = "What was released")]
     pub spec: Option<String>,
     /// A built-in example (list them with `pld presets`).
     #[arg(long, value_name = "NAME", help_heading = "What was released")]
     pub preset: Option<String>,
     /// DP-SGD: Gaussian noise standard deviation (= noise multiplier × --sensitivity).
-    #[arg(long, allow_negative_numbers = true, help_heading = "DP-SGD")]
+    #[arg(long, allow_hyphen_values = true, help_heading = "DP-SGD")]
     pub sigma: Option<f64>,
     /// DP-SGD: noise standard deviation divided by the clipping norm (Opacus'
     /// noise_multiplier); σ = noise multiplier × --sensitivity.
-    #[arg(long, allow_negative_numbers = true, help_heading = "DP-SGD")]
+    #[arg(long, allow_hyphen_values = true, help_heading = "DP-SGD")]
     pub noise_multiplier: Option<f64>,
     /// DP-SGD: Poisson sampling rate q in (0, 1] (default 1: full batch).
-    #[arg(long, allow_negative_numbers = true, help_heading = "DP-SGD")]
+    #[arg(long, allow_hyphen_values = true, help_heading = "DP-SGD")]
     pub sampling_rate: Option<f64>,
     /// DP-SGD: expected batch size B; with --dataset-size, q = B/N (Poisson sampling, as
     /// Opacus).
@@ -203,17 +203,17 @@ pub struct SpecArgs {
     /// DP-SGD: number of training examples N.
     #[arg(long, help_heading = "DP-SGD")]
     pub dataset_size: Option<u64>,
-    /// DP-SGD: number of noisy steps (default 1).
+    /// DP-SGD: number of noisy steps (this or --epochs is required).
     #[arg(long, help_heading = "DP-SGD")]
     pub steps: Option<u64>,
     /// DP-SGD: passes over the data instead of --steps: steps = ⌈epochs / q⌉ (= ⌈epochs·N/B⌉).
-    #[arg(long, allow_negative_numbers = true, help_heading = "DP-SGD")]
+    #[arg(long, allow_hyphen_values = true, help_heading = "DP-SGD")]
     pub epochs: Option<f64>,
     /// DP-SGD: L2 sensitivity, the clipping norm (Opacus' max_grad_norm; default 1).
     #[arg(
         long,
         visible_alias = "max-grad-norm",
-        allow_negative_numbers = true,
+        allow_hyphen_values = true,
         help_heading = "DP-SGD"
     )]
     pub sensitivity: Option<f64>,
@@ -224,11 +224,11 @@ pub struct SpecArgs {
 pub struct AccuracyArgs {
     /// Relative bracket width to reach (ε: default 1e-3, absolute 1e-4 when ε is small;
     /// δ: default 1e-4).
-    #[arg(long, value_name = "REL", allow_negative_numbers = true)]
+    #[arg(long, value_name = "REL", allow_hyphen_values = true)]
     pub tolerance: Option<f64>,
     /// Fixed grid step in nats instead of refining to the tolerance: a number in [1e-12, 1]
     /// (others exit with code 2; a step too fine for the composition's grid exits with 1).
-    #[arg(long, value_name = "NATS", allow_negative_numbers = true)]
+    #[arg(long, value_name = "NATS", allow_hyphen_values = true)]
     pub grid_step: Option<f64>,
 }
 
@@ -244,7 +244,7 @@ pub struct OutputArgs {
 pub enum Format {
     /// Aligned text for people.
     Table,
-    /// Machine-readable JSON (keys as INTERFACE.md).
+    /// Machine-readable JSON (keys as in docs/spec.md).
     Json,
     /// Comma-separated values with a header line.
     Csv,

@@ -10,7 +10,7 @@ use pld_accountant::{
 use serde::Serialize;
 use std::time::Instant;
 
-/// A calibration as printed: the library's [`Calibration`] (INTERFACE.md's keys `parameter`,
+/// A calibration as printed: the library's [`Calibration`] (the documented keys `parameter`,
 /// `value`, `epsilon`, `delta`, and the rest) plus the time and the input.
 #[derive(Debug, Clone, Serialize)]
 pub struct CalibrationReport {

@@ -8,6 +8,7 @@ use crate::args::{
 use crate::calibrate::{self, CalibrationReport};
 use crate::compare::{self, CompareReport};
 use crate::curve::{self, CurveReport, Query};
+use crate::echo::Echoed;
 use crate::input::{Input, SpecText};
 use crate::progress::Progress;
 use crate::render::{self, number, PresetList};
@@ -60,7 +61,13 @@ fn epsilon(a: EpsilonArgs, progress: &Progress) -> Result<String, Failure> {
         let _task = progress.task(format!("ε at δ = {delta:e}"), 0);
         accountant.epsilon_for_delta(delta)?
     };
-    Ok(render::render(&answer, a.output.format))
+    Ok(render::render(
+        &Echoed {
+            report: &answer,
+            inputs: &input.inputs,
+        },
+        a.output.format,
+    ))
 }
 
 fn delta(a: DeltaArgs, progress: &Progress) -> Result<String, Failure> {
@@ -70,7 +77,13 @@ fn delta(a: DeltaArgs, progress: &Progress) -> Result<String, Failure> {
         let _task = progress.task(format!("δ at ε = {}", a.epsilon), 0);
         accountant.delta_for_epsilon(a.epsilon)?
     };
-    Ok(render::render(&answer, a.output.format))
+    Ok(render::render(
+        &Echoed {
+            report: &answer,
+            inputs: &input.inputs,
+        },
+        a.output.format,
+    ))
 }
 
 fn compare(a: CompareArgs, progress: &Progress) -> Result<String, Failure> {
@@ -92,7 +105,13 @@ fn compare(a: CompareArgs, progress: &Progress) -> Result<String, Failure> {
         let plot = compare::plot(&input.spec, options, &title, progress)?;
         write_plot(&path, &plot.svg(), progress)?;
     }
-    Ok(render::render(&report, a.output.format))
+    Ok(render::render(
+        &Echoed {
+            report: &report,
+            inputs: &input.inputs,
+        },
+        a.output.format,
+    ))
 }
 
 fn curve(a: CurveArgs, progress: &Progress) -> Result<String, Failure> {
@@ -114,7 +133,13 @@ fn curve(a: CurveArgs, progress: &Progress) -> Result<String, Failure> {
         let title = format!("privacy curve: {}", input.source);
         write_plot(&path, &report.plot(&title).svg(), progress)?;
     }
-    Ok(render::render(&report, a.output.format))
+    Ok(render::render(
+        &Echoed {
+            report: &report,
+            inputs: &input.inputs,
+        },
+        a.output.format,
+    ))
 }
 
 fn calibrate(a: CalibrateArgs, progress: &Progress) -> Result<String, Failure> {

@@ -8,7 +8,7 @@ use pld_accountant::comparison::{NotApplicableRow, PLD_LOWER, PLD_UPPER};
 use pld_accountant::{compare, AccountantOptions, CompositionSpec, Error, Kind};
 use serde::Serialize;
 
-/// The comparison as printed: INTERFACE.md's keys (`delta`, `rows[].method`, `epsilon`,
+/// The comparison as printed: the documented keys (`delta`, `rows[].method`, `epsilon`,
 /// `kind`, `seconds`) and extras (`ratio_to_pld_upper`, `detail`, `not_applicable`, `source`).
 #[derive(Debug, Clone, Serialize)]
 pub struct CompareReport {

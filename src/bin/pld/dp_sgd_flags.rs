@@ -3,7 +3,7 @@
 //! ```text
 //! σ     = --sigma,  or  --noise-multiplier × --sensitivity (the clipping norm)
 //! q     = --sampling-rate,  or  --batch-size / --dataset-size      (Poisson, default 1)
-//! steps = --steps,  or  ⌈--epochs / q⌉ = ⌈epochs · N / B⌉          (default 1)
+//! steps = --steps,  or  ⌈--epochs / q⌉ = ⌈epochs · N / B⌉          (required)
 //! ```
 //!
 //! q = B/N is Opacus' Poisson sampling with expected batch size B. Epochs become
@@ -58,7 +58,13 @@ impl DpSgd {
                         .into(),
                 })
             }
-            (Some(sigma), None) => (sigma, None),
+            (Some(sigma), None) => {
+                // Checked before the run's length, so that a bad σ is named first.
+                if !(sigma.is_finite() && sigma > 0.0) {
+                    return Err(Error::invalid("--sigma", sigma, "a finite number > 0"));
+                }
+                (sigma, None)
+            }
             (None, z) => {
                 let z = z.unwrap_or(f64::NAN);
                 if !(z.is_finite() && z > 0.0) {
@@ -169,7 +175,7 @@ fn sampling_rate(args: &SpecArgs) -> Result<(f64, String), Error> {
     }
 }
 
-/// The number of steps from `--steps` or `--epochs` (default 1), and how.
+/// The number of steps from `--steps` or `--epochs` (one of them is required), and how.
 fn steps(args: &SpecArgs, sampling_rate: f64) -> Result<(u64, String), Error> {
     match (args.steps, args.epochs) {
         (Some(_), Some(_)) => Err(Error::Incompatible {
@@ -177,7 +183,13 @@ fn steps(args: &SpecArgs, sampling_rate: f64) -> Result<(u64, String), Error> {
             reason: "give either --steps or --epochs (steps = ⌈epochs / q⌉), not both".into(),
         }),
         (Some(steps), None) => Ok((steps, format!("{steps} steps"))),
-        (None, None) => Ok((1, "1 step".into())),
+        // No silent default: a run's length changes ε more than anything else.
+        (None, None) => Err(Error::MissingParameter {
+            name: "--steps".into(),
+            hint: "DP-SGD flags need the length of the run: give --steps N (noisy steps) or \
+                   --epochs E (passes over the data)"
+                .into(),
+        }),
         (None, Some(epochs)) => {
             if !(epochs.is_finite() && epochs > 0.0) {
                 return Err(Error::invalid("--epochs", epochs, "a finite number > 0"));

@@ -4,6 +4,7 @@
 
 use crate::args::SpecArgs;
 use crate::dp_sgd_flags::DpSgd;
+use crate::echo::Inputs;
 use pld_accountant::{spec::presets, CompositionSpec, Error};
 use std::io::Read;
 
@@ -18,6 +19,8 @@ pub struct Input {
     pub about: Option<String>,
     /// The δ to use when `--delta` is not given (the preset's).
     pub default_delta: Option<f64>,
+    /// What to echo beside the answer.
+    pub inputs: Inputs,
 }
 
 /// Hint given when nothing says what was released.
@@ -33,12 +36,12 @@ impl Input {
     /// [`Error`] naming the flag for conflicting or missing sources, [`Error::Io`] for an
     /// unreadable file, the specification's validation errors otherwise.
     pub fn from_args(args: &SpecArgs) -> Result<Input, Error> {
-        let dp_sgd = DpSgd::from_args(args)?;
+        let flags_given = args.sigma.is_some() || args.noise_multiplier.is_some();
         let given: Vec<&str> = [
             (args.spec.is_some(), "--spec"),
             (args.preset.is_some(), "--preset"),
             (
-                dp_sgd.is_some(),
+                flags_given,
                 if args.sigma.is_some() {
                     "--sigma"
                 } else {
@@ -58,6 +61,8 @@ impl Input {
                 ),
             });
         }
+        // Conflicting sources are named before any one flag is checked.
+        let dp_sgd = DpSgd::from_args(args)?;
         if dp_sgd.is_none() {
             if let Some(flag) = dp_sgd_only_flag(args) {
                 return Err(if given.is_empty() {
@@ -81,8 +86,10 @@ impl Input {
             }
         }
         if let Some(run) = dp_sgd {
+            let spec = run.spec(args)?;
             return Ok(Input {
-                spec: run.spec(args)?,
+                inputs: Inputs::new(&run.summary, &spec, Some(&run)),
+                spec,
                 source: run.summary,
                 about: None,
                 default_delta: None,
@@ -99,17 +106,22 @@ impl Input {
                 },
                 other => other,
             })?;
+            let spec = preset.spec()?;
+            let source = format!("preset {}", preset.name());
             return Ok(Input {
-                spec: preset.spec()?,
-                source: format!("preset {}", preset.name()),
+                inputs: Inputs::new(&source, &spec, None),
+                spec,
+                source,
                 about: Some(preset.description().to_string()),
                 default_delta: Some(preset.delta()),
             });
         }
         if let Some(path) = &args.spec {
             let SpecText { text, source } = SpecText::read(path)?;
+            let spec = CompositionSpec::from_json_str(&text)?;
             return Ok(Input {
-                spec: CompositionSpec::from_json_str(&text)?,
+                inputs: Inputs::new(&source, &spec, None),
+                spec,
                 source,
                 about: None,
                 default_delta: None,

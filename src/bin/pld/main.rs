@@ -10,6 +10,7 @@ mod commands;
 mod compare;
 mod curve;
 mod dp_sgd_flags;
+mod echo;
 mod input;
 mod plot_svg;
 mod progress;

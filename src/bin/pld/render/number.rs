@@ -125,7 +125,7 @@ pub fn raw(x: f64) -> String {
     }
 }
 
-/// Serde: a finite number as a JSON number, ±∞ as `"inf"` / `"-inf"` (INTERFACE.md), NaN as
+/// Serde: a finite number as a JSON number, ±∞ as `"inf"` / `"-inf"` (the JSON convention), NaN as
 /// `null`.
 pub fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
     if value.is_nan() {
