@@ -9,7 +9,7 @@
 //! hold an invalid value: their fields are private and every way in is checked — the
 //! constructors and builder methods below, the JSON parser ([`CompositionSpec::from_json_str`])
 //! and serde's `Deserialize` all go through the same checks and return the same
-//! [`Error`](crate::Error), naming the parameter and the value. Nothing here panics on any
+//! [`Error`], naming the parameter and the value. Nothing here panics on any
 //! input.
 //!
 //! # Building a specification in Rust
