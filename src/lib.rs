@@ -161,7 +161,8 @@ pub mod spec;
 
 // The front door: specifications, the accountant and its answers, comparison, calibration.
 pub use accountant::{
-    Accountant, AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance,
+    Accountant, AccountantOptions, Budget, DeltaAnswer, EpsilonAnswer, GdpFilter, Ledger,
+    RdpFilter, Settings, Tolerance, LEDGER_FORMAT_VERSION,
 };
 pub use bound::{Bound, Bracket};
 pub use calibration::{calibrate, Calibration, CalibrationProblem, CalibrationProgress};
