@@ -46,8 +46,12 @@ fn main() -> Result<(), Error> {
                 );
                 chunk = 1;
             }
-            Err(Error::BudgetExceeded { epsilon, budget, .. }) => {
-                println!("step {steps:5}: stop, one more step would reach ε = {epsilon:.4} > {budget}");
+            Err(Error::BudgetExceeded {
+                epsilon, budget, ..
+            }) => {
+                println!(
+                    "step {steps:5}: stop, one more step would reach ε = {epsilon:.4} > {budget}"
+                );
                 break;
             }
             Err(other) => return Err(other),

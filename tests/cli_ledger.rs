@@ -17,7 +17,8 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("pld-cli-ledger-{}-{name}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("pld-cli-ledger-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         Scratch(dir)
@@ -35,7 +36,11 @@ impl Drop for Scratch {
 
 fn json_of(args: &[&str]) -> Value {
     let output = pld().args(args).output().unwrap();
-    assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
@@ -49,8 +54,15 @@ fn init_record_query_show() {
     let file = scratch.file();
     pld()
         .args([
-            "ledger", "init", &file, "--budget-epsilon", "2", "--budget-delta", "1e-5",
-            "--grid-step", "1e-3",
+            "ledger",
+            "init",
+            &file,
+            "--budget-epsilon",
+            "2",
+            "--budget-delta",
+            "1e-5",
+            "--grid-step",
+            "1e-3",
         ])
         .assert()
         .success()
@@ -65,28 +77,59 @@ fn init_record_query_show() {
         .code(2)
         .stderr(predicate::str::contains("exists"));
 
-    let recorded = json_of(&["ledger", "record", &file, "--event", STEP, "--count", "600", "--format", "json"]);
+    let recorded = json_of(&[
+        "ledger", "record", &file, "--event", STEP, "--count", "600", "--format", "json",
+    ]);
     assert_eq!(recorded["total_count"], 600);
     assert_eq!(recorded["recorded"]["count"], 600);
-    let spent = recorded["budget"]["spent_epsilon"]["upper"].as_f64().unwrap();
+    let spent = recorded["budget"]["spent_epsilon"]["upper"]
+        .as_f64()
+        .unwrap();
     assert!(spent > 1.0 && spent < 2.0, "{spent}");
-    let recorded = json_of(&["ledger", "record", &file, "--event", STEP, "--count", "400", "--format", "json"]);
+    let recorded = json_of(&[
+        "ledger", "record", &file, "--event", STEP, "--count", "400", "--format", "json",
+    ]);
     assert_eq!(recorded["releases"], 2);
-    assert_eq!(recorded["events"].as_array().unwrap().len(), 1, "repeats merge");
+    assert_eq!(
+        recorded["events"].as_array().unwrap().len(),
+        1,
+        "repeats merge"
+    );
     assert_eq!(recorded["events"][0]["count"], 1000);
 
     // ε of the ledger = ε of the same composition from flags (σ 1, q 0.01, 1000 steps) at
     // the same fixed grid step.
-    let from_ledger = json_of(&["ledger", "epsilon", &file, "--delta", "1e-5", "--format", "json"]);
+    let from_ledger = json_of(&[
+        "ledger", "epsilon", &file, "--delta", "1e-5", "--format", "json",
+    ]);
     let from_flags = json_of(&[
-        "epsilon", "--sigma", "1", "--sampling-rate", "0.01", "--steps", "1000", "--delta", "1e-5",
-        "--grid-step", "1e-3", "--format", "json",
+        "epsilon",
+        "--sigma",
+        "1",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "1000",
+        "--delta",
+        "1e-5",
+        "--grid-step",
+        "1e-3",
+        "--format",
+        "json",
     ]);
     assert_eq!(from_ledger["epsilon"], from_flags["epsilon"]);
     // The budget's δ is the default.
     let default_delta = json_of(&["ledger", "epsilon", &file, "--format", "json"]);
     assert_eq!(default_delta["epsilon"], from_flags["epsilon"]);
-    let delta = json_of(&["ledger", "delta", &file, "--epsilon", "2", "--format", "json"]);
+    let delta = json_of(&[
+        "ledger",
+        "delta",
+        &file,
+        "--epsilon",
+        "2",
+        "--format",
+        "json",
+    ]);
     assert!(delta["delta"]["upper"].as_f64().unwrap() < 1e-5);
 
     let shown = json_of(&["ledger", "show", &file, "--format", "json"]);
@@ -96,7 +139,9 @@ fn init_record_query_show() {
         .args(["ledger", "show", &file])
         .assert()
         .success()
-        .stdout(predicate::str::contains("1000").and(predicate::str::contains("budget: epsilon 2")));
+        .stdout(
+            predicate::str::contains("1000").and(predicate::str::contains("budget: epsilon 2")),
+        );
     pld()
         .args(["ledger", "show", &file, "--format", "csv"])
         .assert()
@@ -109,7 +154,15 @@ fn over_budget_is_refused_with_exit_1_and_the_file_unchanged() {
     let scratch = Scratch::new("refused");
     let file = scratch.file();
     pld()
-        .args(["ledger", "init", &file, "--budget-epsilon", "1", "--budget-delta", "1e-5"])
+        .args([
+            "ledger",
+            "init",
+            &file,
+            "--budget-epsilon",
+            "1",
+            "--budget-delta",
+            "1e-5",
+        ])
         .assert()
         .success();
     pld()
@@ -118,7 +171,9 @@ fn over_budget_is_refused_with_exit_1_and_the_file_unchanged() {
         .success();
     let before = read(&file);
     pld()
-        .args(["ledger", "record", &file, "--event", STEP, "--count", "10000"])
+        .args([
+            "ledger", "record", &file, "--event", STEP, "--count", "10000",
+        ])
         .assert()
         .code(1)
         .stdout(predicate::str::is_empty())
@@ -131,9 +186,14 @@ fn over_budget_is_refused_with_exit_1_and_the_file_unchanged() {
     // Without a budget the same release is recorded.
     let free = Scratch::new("free");
     let free_file = free.file();
-    pld().args(["ledger", "init", &free_file]).assert().success();
     pld()
-        .args(["ledger", "record", &free_file, "--event", STEP, "--count", "10000"])
+        .args(["ledger", "init", &free_file])
+        .assert()
+        .success();
+    pld()
+        .args([
+            "ledger", "record", &free_file, "--event", STEP, "--count", "10000",
+        ])
         .assert()
         .success();
     pld()
@@ -147,9 +207,18 @@ fn over_budget_is_refused_with_exit_1_and_the_file_unchanged() {
 fn bad_input_exits_2_naming_the_problem() {
     let scratch = Scratch::new("bad");
     let file = scratch.file();
-    pld().args(["ledger", "init", &file, "--grid-step", "1e-2"]).assert().success();
     pld()
-        .args(["ledger", "record", &file, "--event", r#"{"mechanism":"gaussian","sigma":-1}"#])
+        .args(["ledger", "init", &file, "--grid-step", "1e-2"])
+        .assert()
+        .success();
+    pld()
+        .args([
+            "ledger",
+            "record",
+            &file,
+            "--event",
+            r#"{"mechanism":"gaussian","sigma":-1}"#,
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("event.sigma"));
@@ -163,7 +232,13 @@ fn bad_input_exits_2_naming_the_problem() {
         .code(2)
         .stderr(predicate::str::contains("count"));
     pld()
-        .args(["ledger", "init", &format!("{file}.2"), "--budget-epsilon", "1"])
+        .args([
+            "ledger",
+            "init",
+            &format!("{file}.2"),
+            "--budget-epsilon",
+            "1",
+        ])
         .assert()
         .code(2);
     pld()
@@ -179,5 +254,7 @@ fn bad_input_exits_2_naming_the_problem() {
         .args(["ledger", "show", &file])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("unsupported ledger format version 99"));
+        .stderr(predicate::str::contains(
+            "unsupported ledger format version 99",
+        ));
 }

@@ -11,8 +11,8 @@
 
 use pld_accountant::spec::{Event, MechanismSpec, Sampling};
 use pld_accountant::{
-    Accountant, AccountantOptions, Budget, CompositionSpec, Error, GdpFilter, Ledger,
-    Neighbouring, RdpFilter, LEDGER_FORMAT_VERSION,
+    Accountant, AccountantOptions, Budget, CompositionSpec, Error, GdpFilter, Ledger, Neighbouring,
+    RdpFilter, LEDGER_FORMAT_VERSION,
 };
 use std::time::Instant;
 
@@ -82,7 +82,10 @@ fn acceptance_ten_thousand_steps_match_fresh_accountant() {
     assert_eq!(answers.len(), 10);
     for (i, &(upper, lower)) in answers.iter().enumerate() {
         let steps = 1000 * (i as u64 + 1);
-        let expected = fresh(steps, options).epsilon_for_delta(1e-5).unwrap().epsilon;
+        let expected = fresh(steps, options)
+            .epsilon_for_delta(1e-5)
+            .unwrap()
+            .epsilon;
         assert!(
             relative_difference(upper, expected.upper) <= 1e-12
                 && relative_difference(lower, expected.lower) <= 1e-12,
@@ -126,7 +129,10 @@ fn timing_ledger_against_one_fresh_composition() {
             }
             start.elapsed().as_secs_f64()
         };
-        let last = fresh(10_000, options).epsilon_for_delta(1e-5).unwrap().epsilon;
+        let last = fresh(10_000, options)
+            .epsilon_for_delta(1e-5)
+            .unwrap()
+            .epsilon;
         println!(
             "{name}: ledger {ledger_time:.3} s (10,000 records {record_time:.3} s + 10 queries), \
              one fresh composition {fresh_time:.3} s, ratio {:.2}; final ε ledger [{:.6}, {:.6}], \
@@ -235,9 +241,18 @@ fn pld_filter_stops_exactly_where_the_budget_is_exceeded() {
         assert!(accepted < 5000, "the filter never stopped");
     }
     assert_eq!(ledger.total_count(), accepted);
-    let upper = |steps| fresh(steps, options).epsilon_for_delta(1e-5).unwrap().epsilon.upper;
+    let upper = |steps| {
+        fresh(steps, options)
+            .epsilon_for_delta(1e-5)
+            .unwrap()
+            .epsilon
+            .upper
+    };
     assert!(upper(accepted) <= 1.0, "accepted {accepted} steps");
-    assert!(upper(accepted + 1) > 1.0, "stopped early at {accepted} steps");
+    assert!(
+        upper(accepted + 1) > 1.0,
+        "stopped early at {accepted} steps"
+    );
     assert!(accepted > 10);
 }
 
@@ -331,8 +346,7 @@ fn unknown_format_version_is_refused_naming_it() {
 fn rdp_filter_single_order_stops_at_the_closed_form_count() {
     let (epsilon, delta, alpha, sigma) = (2.0, 1e-5, 12.0, 10.0);
     let budget = Budget::new(epsilon, delta).unwrap();
-    let mut filter =
-        RdpFilter::with_orders(budget, Neighbouring::AddRemove, vec![alpha]).unwrap();
+    let mut filter = RdpFilter::with_orders(budget, Neighbouring::AddRemove, vec![alpha]).unwrap();
     let rdp_budget = epsilon - (1.0 / delta).ln() / (alpha - 1.0);
     assert!((filter.rdp_budget()[0] - rdp_budget).abs() < 1e-15);
     let per_event = alpha / (2.0 * sigma * sigma);

@@ -152,7 +152,10 @@ impl RdpFilter {
         let curve = event_bounds::rdp_curve(&single, self.neighbouring, &self.orders).map_err(
             |reason| Error::NotImplemented {
                 field: "event".into(),
-                what: format!("the RDP filter for mechanism \"{}\"", event.mechanism.name()),
+                what: format!(
+                    "the RDP filter for mechanism \"{}\"",
+                    event.mechanism.name()
+                ),
                 detail: format!(": {}", reason.reason),
             },
         )?;
@@ -164,10 +167,7 @@ impl RdpFilter {
             .zip(total.divergences())
             .map(|(s, d)| s + if d.is_nan() { f64::INFINITY } else { *d })
             .collect();
-        let fits = with
-            .iter()
-            .zip(self.rdp_budget())
-            .any(|(s, b)| *s <= b);
+        let fits = with.iter().zip(self.rdp_budget()).any(|(s, b)| *s <= b);
         if !fits {
             return Err(Error::BudgetExceeded {
                 filter: "rdp".into(),
@@ -278,7 +278,9 @@ impl GdpFilter {
             }
         };
         let with = self.mu_squared + event.count as f64 * mu * mu;
-        if !(with <= self.mu_budget * self.mu_budget) {
+        // NaN (an overflowing μ²) is refused too.
+        let fits = with <= self.mu_budget * self.mu_budget;
+        if !fits {
             return Err(Error::BudgetExceeded {
                 filter: "gdp".into(),
                 epsilon: analytic_gaussian::epsilon_upper_for_delta(with.sqrt(), self.budget.delta),
@@ -294,7 +296,8 @@ impl GdpFilter {
 
 /// The largest μ with certified `δ_μ(ε) ≤ δ` (bisection; the lower end always certified).
 fn mu_for_budget(budget: Budget) -> f64 {
-    let fits = |mu: f64| analytic_gaussian::delta_for_epsilon(mu, budget.epsilon).upper <= budget.delta;
+    let fits =
+        |mu: f64| analytic_gaussian::delta_for_epsilon(mu, budget.epsilon).upper <= budget.delta;
     let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
     while fits(hi) && hi < 1e6 {
         lo = hi;

@@ -301,7 +301,9 @@ impl Ledger {
         Budget::new(budget.epsilon, budget.delta)?;
         let next = self.with_event(&event)?;
         let answer = next.epsilon_for_delta(budget.delta)?;
-        if !(answer.epsilon.upper <= budget.epsilon) {
+        // Decided on the guaranteed (upper) end only; NaN is refused.
+        let within = answer.epsilon.upper <= budget.epsilon;
+        if !within {
             return Err(Error::BudgetExceeded {
                 filter: "pld".into(),
                 epsilon: answer.epsilon.upper,
@@ -478,7 +480,10 @@ impl Ledger {
         let index = match self.groups.iter().position(|g| g.event == single) {
             Some(index) => index,
             None => {
-                let group = Group::new(&parse_event(&event_json(event), self.neighbouring)?, self.neighbouring)?;
+                let group = Group::new(
+                    &parse_event(&event_json(event), self.neighbouring)?,
+                    self.neighbouring,
+                )?;
                 match self.groups.iter().position(|g| g.event == group.event) {
                     Some(index) => index,
                     None => return Ok(Err(group)),
@@ -809,7 +814,10 @@ impl State {
         if let Some(budget) = self.budget {
             ledger.budget = Some(Budget::new(budget.epsilon, budget.delta)?);
         }
-        for step in [self.start_step, self.next_start_step].into_iter().flatten() {
+        for step in [self.start_step, self.next_start_step]
+            .into_iter()
+            .flatten()
+        {
             check_grid_step("ledger.start_step", step)?;
         }
         for stored in self.groups {
@@ -843,13 +851,18 @@ impl State {
 }
 
 impl Serialize for Ledger {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
         self.state().serialize(serializer)
     }
 }
 
 impl<'de> Deserialize<'de> for Ledger {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
         let value = Value::deserialize(deserializer)?;
         Ledger::from_json_value(&value).map_err(serde::de::Error::custom)
     }

@@ -358,12 +358,14 @@ impl Accountant {
             let composed = match &self.cache {
                 Some(cache) => {
                     let make = || {
-                        let single = cache.single(Source::Group(group.component.clone()), key, || {
-                            group.component.pld(bound, step, tail_mass)
-                        })?;
+                        let single =
+                            cache.single(Source::Group(group.component.clone()), key, || {
+                                group.component.pld(bound, step, tail_mass)
+                            })?;
                         power(&single)
                     };
-                    let pmf = cache.power(&group.component, key, direction, tilts, group.count, make)?;
+                    let pmf =
+                        cache.power(&group.component, key, direction, tilts, group.count, make)?;
                     GridPmf::clone(&pmf)
                 }
                 None => power(&group.component.pld(bound, step, tail_mass)?)?,
@@ -556,5 +558,5 @@ use cache::{GridKey, PldCache, Source};
 pub use filters::{GdpFilter, RdpFilter};
 pub use ledger::{Budget, Ledger, LEDGER_FORMAT_VERSION};
 use plan::Plan;
-use std::sync::Arc;
 pub use settings::{AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance};
+use std::sync::Arc;
