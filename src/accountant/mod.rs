@@ -555,7 +555,7 @@ mod plan;
 mod settings;
 
 use cache::{GridKey, PldCache, Source};
-pub use filters::{GdpFilter, RdpFilter};
+pub use filters::{GdpFilter, RdpFilter, FILTER_ORDERS};
 pub use ledger::{Budget, Ledger, LEDGER_FORMAT_VERSION};
 use plan::Plan;
 pub use settings::{AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance};
