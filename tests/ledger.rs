@@ -129,6 +129,30 @@ fn timing_ledger_against_one_fresh_composition() {
             }
             start.elapsed().as_secs_f64()
         };
+        // One more step after 10,000 and its query: the cost of composing one more event.
+        let one_more = {
+            let mut ledger = Ledger::new(Neighbouring::AddRemove, options).unwrap();
+            ledger
+                .record(Event {
+                    count: 10_000,
+                    ..dp_sgd_step()
+                })
+                .unwrap();
+            ledger.epsilon_for_delta(1e-5).unwrap();
+            (0..3)
+                .map(|_| {
+                    let start = Instant::now();
+                    ledger.record(dp_sgd_step()).unwrap();
+                    ledger.epsilon_for_delta(1e-5).unwrap();
+                    start.elapsed().as_secs_f64()
+                })
+                .fold(f64::INFINITY, f64::min)
+        };
+        println!(
+            "{name}: one more step after 10,000 and its query {one_more:.4} s ({:.2} of a fresh \
+             composition)",
+            one_more / fresh_time
+        );
         let last = fresh(10_000, options)
             .epsilon_for_delta(1e-5)
             .unwrap()

@@ -1,60 +1,4 @@
-//! The accountant of a running system: releases are recorded as they happen, and the ε/δ
-//! bracket of everything recorded so far can be asked for at any time.
-//!
-//! A [`Ledger`] keeps the composition as groups of identical events (a repeat adds to its
-//! group's count) and, between queries, each group's discretized privacy loss distribution
-//! on every grid it was used on, and the latest self-composition of each group. A query is
-//! then one FFT power per changed group and one composition of the groups, never the whole
-//! history again; with a fixed grid step its answer is bit for bit what a fresh
-//! [`Accountant`] gives for the same events and options. With the tolerance-driven default,
-//! the grid search of a query starts from the finest grid step the queries before the last
-//! release ended on (refining further only when the longer composition needs it), so its
-//! bracket is as guaranteed as a fresh accountant's but may sit on a different grid.
-//!
-//! # Budgets: when the PLD filter is valid
-//!
-//! [`Ledger::try_record`] refuses a release whose composition with the history would have a
-//! guaranteed ε above a budget at its δ, leaving the ledger unchanged. Stopping there keeps
-//! the (ε, δ) guarantee of the accepted releases when **the mechanisms and their parameters
-//! are fixed in advance** (a non-adaptive sequence, possibly cut short): the accepted
-//! releases are then a fixed composition, and the ledger's bracket is its PLD bracket. When
-//! the next mechanism is chosen from past outputs (fully adaptive composition: e.g. the
-//! noise of a step picked from the model trained so far, or the decision to refuse and try
-//! a cheaper release), the stopped composition needs a privacy *filter theorem*, which the
-//! PLD does not have in this crate. Use then one of the filters below, whose validity does
-//! not depend on how the events were chosen:
-//!
-//! * [`RdpFilter`] (Feldman & Zrnic, "Individual privacy accounting via a Rényi filter",
-//!   NeurIPS 2021): Rényi DP of fixed orders, any mechanism with an RDP curve;
-//! * [`GdpFilter`] (Smith & Thakurta, "Fully adaptive composition for Gaussian differential
-//!   privacy", 2022): unsampled Gaussian events only, `Σ μᵢ² ≤ μ²` of the budget; tighter
-//!   than the RDP filter for them.
-//!
-//! # Saved state
-//!
-//! A ledger serializes (serde, or [`Ledger::to_json`]) to its events, options, budget and
-//! grid hint, with a format version ([`LEDGER_FORMAT_VERSION`]); restoring it
-//! ([`Ledger::from_json_str`]) gives the answers the ledger would have given had it never
-//! been saved. The caches are not saved: they are rebuilt on the first query.
-//!
-//! ```
-//! use pld_accountant::{AccountantOptions, Budget, Ledger, Neighbouring};
-//!
-//! let mut ledger = Ledger::new(Neighbouring::AddRemove, AccountantOptions::default())?;
-//! let step = ledger.event_from_json(
-//!     r#"{"mechanism": "gaussian", "sigma": 1, "sampling": {"poisson": 0.01}}"#,
-//! )?;
-//! for _ in 0..100 {
-//!     ledger.record(step.clone())?;
-//! }
-//! let answer = ledger.epsilon_for_delta(1e-5)?;
-//! assert!(answer.epsilon.lower <= answer.epsilon.upper);
-//! // A budget: the release is refused (and not recorded) if ε would exceed 1 at δ = 1e-5.
-//! let budget = Budget::new(1.0, 1e-5)?;
-//! assert!(ledger.try_record(step, &budget).is_ok());
-//! assert_eq!(ledger.total_count(), 101);
-//! # Ok::<(), pld_accountant::Error>(())
-//! ```
+//! [`Ledger`]: the accountant of a running system, with its saved state.
 
 use super::{check_grid_step, check_tail_mass, Accountant, AccountantOptions, PldCache};
 use super::{DeltaAnswer, EpsilonAnswer, Settings, Tolerance};
@@ -123,9 +67,65 @@ struct Memo {
     finest_step: Option<f64>,
 }
 
-/// The accountant of a running system: records releases as they happen and answers the
-/// guaranteed ε/δ bracket of everything recorded at any time (see the [module
-/// documentation](self) for what is cached and when the budget filter is valid).
+/// The accountant of a running system: releases are recorded as they happen, and the ε/δ
+/// bracket of everything recorded so far can be asked for at any time.
+///
+/// A [`Ledger`] keeps the composition as groups of identical events (a repeat adds to its
+/// group's count) and, between queries, each group's discretized privacy loss distribution
+/// on every grid it was used on, and the latest self-composition of each group. A query
+/// then costs the FFT powers of the changed groups (one per bound, direction and grid the
+/// accountant reads) and their composition, never a new discretization of the history;
+/// with a fixed grid step its answer is bit for bit what a fresh [`Accountant`] gives for
+/// the same events and options. With the tolerance-driven default,
+/// the grid search of a query starts from the finest grid step the queries before the last
+/// release ended on (refining further only when the longer composition needs it), so its
+/// bracket is as guaranteed as a fresh accountant's but may sit on a different grid.
+///
+/// # Budgets: when the PLD filter is valid
+///
+/// [`Ledger::try_record`] refuses a release whose composition with the history would have a
+/// guaranteed ε above a budget at its δ, leaving the ledger unchanged. Stopping there keeps
+/// the (ε, δ) guarantee of the accepted releases when **the mechanisms and their parameters
+/// are fixed in advance** (a non-adaptive sequence, possibly cut short): the accepted
+/// releases are then a fixed composition, and the ledger's bracket is its PLD bracket. When
+/// the next mechanism is chosen from past outputs (fully adaptive composition: e.g. the
+/// noise of a step picked from the model trained so far, or the decision to refuse and try
+/// a cheaper release), the stopped composition needs a privacy *filter theorem*, which the
+/// PLD does not have in this crate. Use then one of the filters below, whose validity does
+/// not depend on how the events were chosen:
+///
+/// * [`RdpFilter`](super::RdpFilter) (Feldman & Zrnic, "Individual privacy accounting via
+///   a Rényi filter", NeurIPS 2021): Rényi DP of fixed orders, any mechanism with an RDP
+///   curve;
+/// * [`GdpFilter`](super::GdpFilter) (Smith & Thakurta, "Fully adaptive composition for
+///   Gaussian differential privacy", 2022): unsampled Gaussian events only, `Σ μᵢ² ≤ μ²` of
+///   the budget; tighter than the RDP filter for them.
+///
+/// # Saved state
+///
+/// A ledger serializes (serde, or [`Ledger::to_json`]) to its events, options, budget and
+/// grid hint, with a format version ([`LEDGER_FORMAT_VERSION`]); restoring it
+/// ([`Ledger::from_json_str`]) gives the answers the ledger would have given had it never
+/// been saved. The caches are not saved: they are rebuilt on the first query.
+///
+/// ```
+/// use pld_accountant::{AccountantOptions, Budget, Ledger, Neighbouring};
+///
+/// let mut ledger = Ledger::new(Neighbouring::AddRemove, AccountantOptions::default())?;
+/// let step = ledger.event_from_json(
+///     r#"{"mechanism": "gaussian", "sigma": 1, "sampling": {"poisson": 0.01}}"#,
+/// )?;
+/// for _ in 0..100 {
+///     ledger.record(step.clone())?;
+/// }
+/// let answer = ledger.epsilon_for_delta(1e-5)?;
+/// assert!(answer.epsilon.lower <= answer.epsilon.upper);
+/// // A budget: the release is refused (and not recorded) if ε would exceed 1 at δ = 1e-5.
+/// let budget = Budget::new(1.0, 1e-5)?;
+///  assert!(ledger.try_record(step, &budget).is_ok());
+///  assert_eq!(ledger.total_count(), 101);
+///  # Ok::<(), pld_accountant::Error>(())
+///  ```
 #[derive(Debug)]
 pub struct Ledger {
     neighbouring: Neighbouring,
@@ -290,8 +290,8 @@ impl Ledger {
     /// (upper-bound) ε at the budget's δ must be at most the budget's ε. Returns the new ε
     /// bracket at that δ.
     ///
-    /// Valid as a privacy filter for non-adaptive sequences only (see the [module
-    /// documentation](self)); use [`RdpFilter`](super::RdpFilter) or
+    /// Valid as a privacy filter for non-adaptive sequences only (see [`Ledger`], "Budgets");
+    /// use [`RdpFilter`](super::RdpFilter) or
     /// [`GdpFilter`](super::GdpFilter) when the next event depends on past outputs.
     ///
     /// # Errors
