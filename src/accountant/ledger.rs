@@ -64,7 +64,33 @@ struct Group {
 struct Memo {
     epsilons: Vec<EpsilonAnswer>,
     deltas: Vec<DeltaAnswer>,
-    finest_step: Option<f64>,
+    finest_step: StartSteps,
+}
+
+/// First grid steps of the tolerance-driven search, for ε and for δ queries (they need
+/// different grids: a δ bracket is asked to be far tighter).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StartSteps {
+    epsilon: Option<f64>,
+    delta: Option<f64>,
+}
+
+impl StartSteps {
+    /// `self` where it has a step, `other` elsewhere.
+    fn or(self, other: StartSteps) -> StartSteps {
+        StartSteps {
+            epsilon: self.epsilon.or(other.epsilon),
+            delta: self.delta.or(other.delta),
+        }
+    }
+}
+
+/// Which query a grid step was used by.
+#[derive(Debug, Clone, Copy)]
+enum Query {
+    Epsilon,
+    Delta,
 }
 
 /// The accountant of a running system: releases are recorded as they happen, and the ε/δ
@@ -77,7 +103,8 @@ struct Memo {
 /// accountant reads) and their composition, never a new discretization of the history;
 /// with a fixed grid step its answer is bit for bit what a fresh [`Accountant`] gives for
 /// the same events and options. With the tolerance-driven default,
-/// the grid search of a query starts from the finest grid step the queries before the last
+/// the grid search of a query starts from the finest grid step the queries of its kind (ε or
+/// δ) before the last
 /// release ended on (refining further only when the longer composition needs it), so its
 /// bracket is as guaranteed as a fresh accountant's but may sit on a different grid.
 ///
@@ -135,7 +162,7 @@ pub struct Ledger {
     /// Number of accepted `record` calls.
     releases: u64,
     /// First grid step of the tolerance-driven search (part of the state: saved).
-    start_step: Option<f64>,
+    start_step: StartSteps,
     cache: Arc<PldCache>,
     memo: Mutex<Memo>,
 }
@@ -169,7 +196,7 @@ impl PartialEq for Ledger {
             && self.budget == other.budget
             && self.groups == other.groups
             && self.releases == other.releases
-            && self.start_step.map(f64::to_bits) == other.start_step.map(f64::to_bits)
+            && self.start_step == other.start_step
     }
 }
 
@@ -187,7 +214,7 @@ impl Ledger {
             budget: None,
             groups: Vec::new(),
             releases: 0,
-            start_step: None,
+            start_step: StartSteps::default(),
             cache: Arc::default(),
             memo: Mutex::default(),
         })
@@ -340,7 +367,7 @@ impl Ledger {
         {
             return Ok(hit.clone());
         }
-        let answer = match self.accountant()? {
+        let answer = match self.accountant(Query::Epsilon)? {
             Some(accountant) => accountant.epsilon_for_delta(delta)?,
             None => {
                 if !(delta > 0.0 && delta < 1.0) {
@@ -357,7 +384,7 @@ impl Ledger {
             }
         };
         let mut memo = self.memo();
-        memo.note_step(answer.settings.grid_step);
+        memo.note_step(Query::Epsilon, answer.settings.grid_step);
         memo.epsilons.push(answer.clone());
         Ok(answer)
     }
@@ -375,7 +402,7 @@ impl Ledger {
         {
             return Ok(hit.clone());
         }
-        let answer = match self.accountant()? {
+        let answer = match self.accountant(Query::Delta)? {
             Some(accountant) => accountant.delta_for_epsilon(epsilon)?,
             None => {
                 if epsilon.is_nan() || epsilon < 0.0 {
@@ -392,7 +419,7 @@ impl Ledger {
             }
         };
         let mut memo = self.memo();
-        memo.note_step(answer.settings.grid_step);
+        memo.note_step(Query::Delta, answer.settings.grid_step);
         memo.deltas.push(answer.clone());
         Ok(answer)
     }
@@ -512,14 +539,15 @@ impl Ledger {
     }
 
     /// A cached accountant for the current state (`None` while nothing is recorded).
-    fn accountant(&self) -> Result<Option<Accountant>> {
+    fn accountant(&self, query: Query) -> Result<Option<Accountant>> {
         let Some(spec) = self.spec()? else {
             return Ok(None);
         };
         let accountant = Accountant::new(&spec, self.options)?;
-        Ok(Some(
-            accountant.with_cache(Arc::clone(&self.cache), self.start_step),
-        ))
+        Ok(Some(accountant.with_cache(
+            Arc::clone(&self.cache),
+            self.start_step.get(query),
+        )))
     }
 
     fn nothing_recorded(&self) -> Settings {
@@ -567,10 +595,23 @@ impl Ledger {
     }
 }
 
+impl StartSteps {
+    fn get(&self, query: Query) -> Option<f64> {
+        match query {
+            Query::Epsilon => self.epsilon,
+            Query::Delta => self.delta,
+        }
+    }
+}
+
 impl Memo {
-    fn note_step(&mut self, step: Option<f64>) {
+    fn note_step(&mut self, query: Query, step: Option<f64>) {
         if let Some(step) = step {
-            self.finest_step = Some(self.finest_step.map_or(step, |s| s.min(step)));
+            let finest = match query {
+                Query::Epsilon => &mut self.finest_step.epsilon,
+                Query::Delta => &mut self.finest_step.delta,
+            };
+            *finest = Some(finest.map_or(step, |s| s.min(step)));
         }
     }
 }
@@ -746,8 +787,8 @@ struct State {
     options: StoredOptions,
     budget: Option<Budget>,
     releases: u64,
-    start_step: Option<f64>,
-    next_start_step: Option<f64>,
+    start_step: StartSteps,
+    next_start_step: StartSteps,
     groups: Vec<StoredGroup>,
 }
 
@@ -816,6 +857,7 @@ impl State {
         }
         for step in [self.start_step, self.next_start_step]
             .into_iter()
+            .flat_map(|s| [s.epsilon, s.delta])
             .flatten()
         {
             check_grid_step("ledger.start_step", step)?;
