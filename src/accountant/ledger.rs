@@ -103,10 +103,10 @@ enum Query {
 /// accountant reads) and their composition, never a new discretization of the history;
 /// with a fixed grid step its answer is bit for bit what a fresh [`Accountant`] gives for
 /// the same events and options. With the tolerance-driven default,
-/// the grid search of a query starts from the finest grid step the queries of its kind (ε or
-/// δ) before the last
-/// release ended on (refining further only when the longer composition needs it), so its
-/// bracket is as guaranteed as a fresh accountant's but may sit on a different grid.
+/// the grid search of a query starts from the finest grid step the queries of its kind (ε
+/// or δ) ended on before the last release (refining further only when the longer
+/// composition needs it), so its bracket is as guaranteed as a fresh accountant's but may
+/// sit on a different grid.
 ///
 /// # Budgets: when the PLD filter is valid
 ///
