@@ -102,6 +102,33 @@ pub enum Error {
         /// What to change.
         hint: String,
     },
+    /// A ledger file written in a format version this build does not read.
+    #[error(
+        "unsupported ledger format version {version}: this build reads version {supported} \
+         (was the file written by a newer pld-accountant?)"
+    )]
+    UnsupportedVersion {
+        /// The version found in the file, as text.
+        version: String,
+        /// The version this build reads and writes.
+        supported: u32,
+    },
+    /// A release refused by a privacy filter: recording it would exceed the budget. Nothing
+    /// was recorded.
+    #[error(
+        "refused by the {filter} filter: ε would reach {epsilon} at δ = {delta}, over the \
+         budget ε = {budget}; nothing was recorded"
+    )]
+    BudgetExceeded {
+        /// Which filter refused: `"pld"`, `"rdp"` or `"gdp"`.
+        filter: String,
+        /// The guaranteed (upper-bound) ε the composition would have with the release.
+        epsilon: f64,
+        /// The δ of the budget.
+        delta: f64,
+        /// The budget's ε.
+        budget: f64,
+    },
 }
 
 impl Error {

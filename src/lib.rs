@@ -120,6 +120,29 @@
 //! # Ok::<(), pld_accountant::Error>(())
 //! ```
 //!
+//! # A ledger for a running system
+//!
+//! A [`Ledger`] records releases as they happen (identical ones merged), answers the bracket
+//! of everything recorded at any time without redoing the history, refuses a release that
+//! would exceed a [`Budget`] ([`Ledger::try_record`], valid for releases fixed in advance),
+//! and saves its state with a format version. For fully adaptive sequences, [`RdpFilter`]
+//! and [`GdpFilter`] are privacy filters whose validity does not depend on how the next
+//! release was chosen.
+//!
+//! ```
+//! use pld_accountant::{AccountantOptions, Budget, Ledger, Neighbouring};
+//!
+//! let mut ledger = Ledger::new(Neighbouring::AddRemove, AccountantOptions::default())?;
+//! let step = ledger.event_from_json(
+//!     r#"{"mechanism": "gaussian", "sigma": 1, "sampling": {"poisson": 0.01}, "count": 100}"#,
+//! )?;
+//! let answer = ledger.try_record(step, &Budget::new(2.0, 1e-5)?)?;
+//! assert!(answer.epsilon.upper <= 2.0);
+//! let restored = Ledger::from_json_str(&ledger.to_json())?;
+//! assert_eq!(restored.total_count(), 100);
+//! # Ok::<(), pld_accountant::Error>(())
+//! ```
+//!
 //! # The modules, in pipeline order
 //!
 //! - [`numeric`]: numerical building blocks with documented accuracy (normal tails, log-space
@@ -142,7 +165,7 @@
 //! # The command line
 //!
 //! The crate also builds the `pld` binary (`pld epsilon`, `delta`, `compare`, `curve`,
-//! `calibrate`, `presets`) on top of this library; the README gives the tour, and
+//! `calibrate`, `presets`, `ledger`) on top of this library; the README gives the tour, and
 //! `pld SUBCOMMAND --help` each command's flags.
 #![warn(missing_docs)]
 
@@ -163,7 +186,8 @@ pub mod spec;
 
 // The front door: specifications, the accountant and its answers, comparison, calibration.
 pub use accountant::{
-    Accountant, AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance,
+    Accountant, AccountantOptions, Budget, DeltaAnswer, EpsilonAnswer, GdpFilter, Ledger,
+    RdpFilter, Settings, Tolerance, LEDGER_FORMAT_VERSION,
 };
 pub use bound::{Bound, Bracket};
 pub use calibration::{calibrate, Calibration, CalibrationProblem, CalibrationProgress};

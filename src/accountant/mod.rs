@@ -131,6 +131,11 @@ enum Direction {
 pub struct Accountant {
     plan: Plan,
     options: AccountantOptions,
+    /// Discretizations kept between accountants (a [`Ledger`]'s); `None` computes afresh.
+    cache: Option<Arc<PldCache>>,
+    /// First grid step of the refinement instead of [`Plan::initial_step`] (a [`Ledger`]
+    /// starts from the step its previous query ended at).
+    start_step: Option<f64>,
 }
 
 impl Accountant {
@@ -160,7 +165,17 @@ impl Accountant {
         Ok(Accountant {
             plan: Plan::from_spec(spec)?,
             options,
+            cache: None,
+            start_step: None,
         })
+    }
+
+    /// The same accountant, keeping discretizations and self-compositions in `cache` (an
+    /// entry is keyed by everything that determines it, so answers are unchanged).
+    fn with_cache(mut self, cache: Arc<PldCache>, start_step: Option<f64>) -> Self {
+        self.cache = Some(cache);
+        self.start_step = start_step;
+        self
     }
 
     /// Guaranteed bracket on ε(δ): the smallest ε such that the composition is (ε, δ)-DP.
@@ -311,27 +326,51 @@ impl Accountant {
             tail_mass,
             tilts,
         } = grid;
+        let key = GridKey::new(bound, step, tail_mass);
         let mut parts = Vec::new();
         // μ = 0 (Δ/σ underflows): no privacy loss, nothing to compose.
         if let Some(mu) = self.plan.gaussian_mu.filter(|&mu| mu > 0.0) {
-            // Δ = μ, σ = 1 has the same PLD, and stays valid where 1/μ overflows.
-            let gaussian = Gaussian::from_mu(mu).or_else(|_| Gaussian::new(1.0, mu))?;
-            let single = PrivacyLossDistribution::from_mechanism(
-                &gaussian,
-                Symmetry::Symmetric,
-                step,
-                tail_mass,
-                bound,
-            )?;
+            let make = || {
+                // Δ = μ, σ = 1 has the same PLD, and stays valid where 1/μ overflows.
+                let gaussian = Gaussian::from_mu(mu).or_else(|_| Gaussian::new(1.0, mu))?;
+                PrivacyLossDistribution::from_mechanism(
+                    &gaussian,
+                    Symmetry::Symmetric,
+                    step,
+                    tail_mass,
+                    bound,
+                )
+            };
+            let single = match &self.cache {
+                Some(cache) => cache.single(Source::Gaussian(mu.to_bits()), key, make)?,
+                None => Arc::new(make()?),
+            };
             parts.push(single.remove().clone());
         }
         for group in &self.plan.groups {
-            let single = group.component.pld(bound, step, tail_mass)?;
-            let pmf = match direction {
-                Direction::Remove => single.remove(),
-                Direction::Add => single.add(),
+            let power = |single: &PrivacyLossDistribution| -> Result<GridPmf> {
+                let pmf = match direction {
+                    Direction::Remove => single.remove(),
+                    Direction::Add => single.add(),
+                };
+                pmf.self_compose_tilted(group.count, tail_mass, tilts)
             };
-            parts.push(pmf.self_compose_tilted(group.count, tail_mass, tilts)?);
+            let composed = match &self.cache {
+                Some(cache) => {
+                    let make = || {
+                        let single =
+                            cache.single(Source::Group(group.component.clone()), key, || {
+                                group.component.pld(bound, step, tail_mass)
+                            })?;
+                        power(&single)
+                    };
+                    let pmf =
+                        cache.power(&group.component, key, direction, tilts, group.count, make)?;
+                    GridPmf::clone(&pmf)
+                }
+                None => power(&group.component.pld(bound, step, tail_mass)?)?,
+            };
+            parts.push(composed);
         }
         compose_all(parts, tail_mass)
     }
@@ -436,7 +475,10 @@ impl Accountant {
         target: impl Fn(&Bracket) -> f64,
     ) -> Result<(Bracket, Settings)> {
         let fixed = self.options.grid_step;
-        let mut step = fixed.unwrap_or_else(|| self.plan.initial_step());
+        let mut step = fixed.unwrap_or_else(|| match self.start_step {
+            Some(start) => self.plan.aligned_step(start),
+            None => self.plan.initial_step(),
+        });
         let mut refinements = 0;
         let mut coarsenings = 0;
         let mut best: Option<Bracket> = None;
@@ -506,8 +548,15 @@ impl Accountant {
     }
 }
 
+mod cache;
+mod filters;
+mod ledger;
 mod plan;
 mod settings;
 
+use cache::{GridKey, PldCache, Source};
+pub use filters::{GdpFilter, RdpFilter, FILTER_ORDERS};
+pub use ledger::{Budget, Ledger, LEDGER_FORMAT_VERSION};
 use plan::Plan;
 pub use settings::{AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance};
+use std::sync::Arc;

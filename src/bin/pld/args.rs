@@ -72,6 +72,101 @@ pub enum Command {
         after_help = "Examples:\n  pld presets\n  pld presets mnist-dp-sgd > training.json   (a starting point for --spec)\n  pld presets --format json"
     )]
     Presets(PresetsArgs),
+    /// A ledger file: record releases as they happen, refuse those over a budget, ask ε or δ
+    /// of everything recorded at any time.
+    ///
+    /// Example: pld ledger record run.json --event '{"mechanism":"gaussian","sigma":1}'
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  pld ledger init run.json --budget-epsilon 8 --budget-delta 1e-5\n  pld ledger record run.json --event '{\"mechanism\":\"gaussian\",\"sigma\":1,\"sampling\":{\"poisson\":0.01}}' --count 100\n  pld ledger epsilon run.json --delta 1e-5\n  pld ledger show run.json --format json\n\nWith a budget, `record` refuses (exit 1, the file unchanged) a release that would bring the\nguaranteed ε above it. That filter is valid for releases fixed in advance; when the next\nrelease depends on past outputs, use the library's RdpFilter or GdpFilter."
+    )]
+    Ledger(LedgerCommand),
+}
+
+/// `pld ledger` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum LedgerCommand {
+    /// Create an empty ledger file (refused if the file exists).
+    Init(LedgerInitArgs),
+    /// Record a release (refused with exit 1, the file unchanged, if over the budget).
+    Record(LedgerRecordArgs),
+    /// The guaranteed ε bracket of everything recorded, for a δ (default: the budget's).
+    Epsilon(LedgerEpsilonArgs),
+    /// The guaranteed δ bracket of everything recorded, for an ε.
+    Delta(LedgerDeltaArgs),
+    /// The recorded events, merged, with the budget and what is spent of it.
+    Show(LedgerShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LedgerInitArgs {
+    /// The ledger file to create (JSON).
+    pub file: String,
+    /// Budget ε (with --budget-delta): `record` refuses releases beyond it.
+    #[arg(long, allow_negative_numbers = true, requires = "budget_delta")]
+    pub budget_epsilon: Option<f64>,
+    /// Budget δ, in (0, 1).
+    #[arg(long, allow_negative_numbers = true, requires = "budget_epsilon")]
+    pub budget_delta: Option<f64>,
+    /// Neighbouring relation of every event.
+    #[arg(long, value_enum, default_value_t = NeighbouringArg::AddRemove)]
+    pub neighbouring: NeighbouringArg,
+    #[command(flatten)]
+    pub accuracy: AccuracyArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NeighbouringArg {
+    /// D and D ∪ {z}.
+    AddRemove,
+    /// D and D with one record changed.
+    Replace,
+}
+
+#[derive(Debug, Args)]
+pub struct LedgerRecordArgs {
+    /// The ledger file (JSON, from `pld ledger init`).
+    pub file: String,
+    /// The event, as in a specification's "events" list (JSON).
+    #[arg(long, value_name = "JSON")]
+    pub event: String,
+    /// How many runs of it (instead of the event's own "count").
+    #[arg(long)]
+    pub count: Option<u64>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LedgerEpsilonArgs {
+    /// The ledger file.
+    pub file: String,
+    /// Target δ, in (0, 1) (default: the budget's δ).
+    #[arg(long, allow_negative_numbers = true)]
+    pub delta: Option<f64>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LedgerDeltaArgs {
+    /// The ledger file.
+    pub file: String,
+    /// Target ε, at least 0.
+    #[arg(long, allow_negative_numbers = true)]
+    pub epsilon: f64,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LedgerShowArgs {
+    /// The ledger file.
+    pub file: String,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]

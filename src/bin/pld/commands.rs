@@ -37,6 +37,8 @@ fn exit_code(error: &Error) -> u8 {
     match error {
         Error::GridTooLarge { .. } | Error::IncompatibleDistributions { .. } => 1,
         Error::Infeasible { .. } => 2,
+        // A release refused by the budget: the input is valid, the answer is no.
+        Error::BudgetExceeded { .. } => 1,
         _ => 2,
     }
 }
@@ -50,6 +52,7 @@ pub fn run(command: Command, progress: &Progress) -> Result<String, Failure> {
         Command::Curve(a) => curve(a, progress),
         Command::Calibrate(a) => calibrate(a, progress),
         Command::Presets(a) => presets(a),
+        Command::Ledger(c) => crate::ledger::run(c, progress),
     }
 }
 
@@ -202,6 +205,11 @@ fn read(args: &crate::args::SpecArgs, progress: &Progress) -> Result<Input, Fail
 enum Target {
     Epsilon,
     Delta,
+}
+
+/// The options of `--tolerance` (for ε) and `--grid-step`.
+pub fn accountant_options(accuracy: &AccuracyArgs, progress: &Progress) -> AccountantOptions {
+    options(accuracy, Target::Epsilon, progress)
 }
 
 fn options(accuracy: &AccuracyArgs, target: Target, progress: &Progress) -> AccountantOptions {

@@ -12,6 +12,7 @@ mod curve;
 mod dp_sgd_flags;
 mod echo;
 mod input;
+mod ledger;
 mod plot_svg;
 mod progress;
 mod render;

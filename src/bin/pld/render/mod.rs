@@ -7,6 +7,7 @@ mod calibration;
 mod comparison;
 mod csv;
 mod curve;
+mod ledger;
 mod markdown;
 pub mod number;
 mod presets;
@@ -15,6 +16,7 @@ mod text_table;
 use crate::args::Format;
 use serde::Serialize;
 
+pub use ledger::LedgerReport;
 pub use presets::PresetList;
 
 /// A result that can be printed in every [`Format`].
