@@ -26,10 +26,7 @@ fn main() -> Result<(), Error> {
     let mut chunk = 50;
     let mut steps = 0u64;
     loop {
-        let event = pld_accountant::spec::Event {
-            count: chunk,
-            ..step.clone()
-        };
+        let event = step.clone().repeat(chunk)?;
         match ledger.record_checked(event) {
             Ok(spent) => {
                 // ... train `chunk` steps here ...

@@ -9,7 +9,7 @@
 //! cargo test --release --test ledger -- --ignored --nocapture
 //! ```
 
-use pld_accountant::spec::{Event, MechanismSpec, Sampling};
+use pld_accountant::spec::{Event, MechanismSpec};
 use pld_accountant::{
     Accountant, AccountantOptions, Budget, CompositionSpec, Error, GdpFilter, Ledger, Neighbouring,
     RdpFilter, LEDGER_FORMAT_VERSION,
@@ -18,25 +18,17 @@ use std::time::Instant;
 
 /// One DP-SGD step: Gaussian σ = 1, Poisson q = 0.01.
 fn dp_sgd_step() -> Event {
-    Event {
-        mechanism: MechanismSpec::Gaussian {
-            sigma: 1.0,
-            sensitivity: 1.0,
-        },
-        sampling: Sampling::Poisson(0.01),
-        count: 1,
-    }
+    MechanismSpec::gaussian(1.0)
+        .and_then(|m| m.with_sensitivity(1.0)?.poisson(0.01))
+        .unwrap()
 }
 
 fn gaussian(sigma: f64) -> Event {
-    Event {
-        mechanism: MechanismSpec::Gaussian {
-            sigma,
-            sensitivity: 1.0,
-        },
-        sampling: Sampling::None,
-        count: 1,
-    }
+    Event::new(
+        MechanismSpec::gaussian(sigma)
+            .and_then(|m| m.with_sensitivity(1.0))
+            .unwrap(),
+    )
 }
 
 fn fixed(step: f64) -> AccountantOptions {
@@ -133,10 +125,7 @@ fn timing_ledger_against_one_fresh_composition() {
         let one_more = {
             let mut ledger = Ledger::new(Neighbouring::AddRemove, options).unwrap();
             ledger
-                .record(Event {
-                    count: 10_000,
-                    ..dp_sgd_step()
-                })
+                .record(dp_sgd_step().repeat(10_000).unwrap())
                 .unwrap();
             ledger.epsilon_for_delta(1e-5).unwrap();
             (0..3)
@@ -177,16 +166,11 @@ fn repeats_merge_into_one_group() {
         ledger.record(dp_sgd_step()).unwrap();
     }
     ledger.record(gaussian(4.0)).unwrap();
-    ledger
-        .record(Event {
-            count: 5,
-            ..dp_sgd_step()
-        })
-        .unwrap();
+    ledger.record(dp_sgd_step().repeat(5).unwrap()).unwrap();
     let groups = ledger.groups();
     assert_eq!(groups.len(), 2);
-    assert_eq!(groups[0].count, 8);
-    assert_eq!(groups[1].count, 1);
+    assert_eq!(groups[0].count(), 8);
+    assert_eq!(groups[1].count(), 1);
     assert_eq!(ledger.releases(), 5);
     assert_eq!(ledger.total_count(), 9);
     // Same answer as the merged specification.
@@ -207,7 +191,12 @@ fn empty_ledger_answers_zero_and_invalid_input_is_refused() {
     assert_eq!(ledger.delta_for_epsilon(1.0).unwrap().delta.upper, 0.0);
     assert!(ledger.epsilon_for_delta(0.0).is_err());
     let mut ledger = ledger;
-    let error = ledger.record(gaussian(-1.0)).unwrap_err();
+    // An invalid event cannot be built, and is refused from JSON naming the field.
+    let error = MechanismSpec::gaussian(-1.0).unwrap_err();
+    assert!(error.to_string().contains("sigma = -1"), "{error}");
+    let error = ledger
+        .event_from_json(r#"{"mechanism": "gaussian", "sigma": -1}"#)
+        .unwrap_err();
     assert!(error.to_string().contains("event.sigma"), "{error}");
     assert!(ledger.event_from_json(r#"{"mechanism": "nope"}"#).is_err());
     let fixed_batch = ledger.event_from_json(
@@ -412,23 +401,19 @@ fn rdp_filter_adaptive_sequence_stays_within_budget() {
             .wrapping_add(1442695040888963407);
         let output = (state >> 11) as f64 / (1u64 << 53) as f64;
         let event = if output < 0.5 {
-            Event {
-                mechanism: MechanismSpec::Gaussian {
-                    sigma: 0.8 + output,
-                    sensitivity: 1.0,
-                },
-                sampling: Sampling::Poisson(0.02),
-                count: 1 + (state % 3),
-            }
+            MechanismSpec::gaussian(0.8 + output)
+                .and_then(|m| {
+                    m.with_sensitivity(1.0)?
+                        .poisson(0.02)?
+                        .repeat(1 + (state % 3))
+                })
+                .unwrap()
         } else {
-            Event {
-                mechanism: MechanismSpec::Laplace {
-                    scale: 20.0 * output,
-                    sensitivity: 1.0,
-                },
-                sampling: Sampling::None,
-                count: 1,
-            }
+            Event::new(
+                MechanismSpec::laplace(20.0 * output)
+                    .and_then(|m| m.with_sensitivity(1.0))
+                    .unwrap(),
+            )
         };
         let before = filter.clone();
         match filter.try_record(&event) {
@@ -450,14 +435,7 @@ fn rdp_filter_adaptive_sequence_stays_within_budget() {
     assert!(refused > 0 && filter.accepted() > 0);
     // Not an RDP mechanism: refused with a reason, state unchanged.
     let before = filter.clone();
-    let eps_delta = Event {
-        mechanism: MechanismSpec::EpsDelta {
-            epsilon: 0.1,
-            delta: 1e-9,
-        },
-        sampling: Sampling::None,
-        count: 1,
-    };
+    let eps_delta = Event::new(MechanismSpec::eps_delta(0.1, 1e-9).unwrap());
     assert!(matches!(
         filter.try_record(&eps_delta),
         Err(Error::NotImplemented { .. })

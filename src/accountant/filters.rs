@@ -10,7 +10,7 @@ use crate::analytic::rdp::default_orders;
 use crate::analytic::rdp::RdpCurve;
 use crate::error::{Error, Result};
 use crate::mechanism::analytic_gaussian;
-use crate::spec::{Event, MechanismSpec, Neighbouring, Sampling};
+use crate::spec::{Event, MechanismKind, Neighbouring, SamplingKind};
 
 /// The orders of [`RdpFilter::new`]: fewer than an RDP accountant's usual 156
 /// ([`default_orders`]) because every order costs the filter's union bound `ln(m/δ)`:
@@ -43,15 +43,10 @@ pub const FILTER_ORDERS: [f64; 20] = [
 /// hence `ln(m/δ)`; with one order the budget is exactly `ε − ln(1/δ)/(α − 1)`).
 ///
 /// ```
-/// use pld_accountant::{Budget, Neighbouring, RdpFilter};
-/// use pld_accountant::spec::{Event, MechanismSpec, Sampling};
+/// use pld_accountant::{Budget, MechanismSpec, Neighbouring, RdpFilter};
 ///
 /// let mut filter = RdpFilter::new(Budget::new(3.0, 1e-5)?, Neighbouring::AddRemove)?;
-/// let step = Event {
-///     mechanism: MechanismSpec::Gaussian { sigma: 1.0, sensitivity: 1.0 },
-///     sampling: Sampling::Poisson(0.01),
-///     count: 1,
-/// };
+/// let step = MechanismSpec::gaussian(1.0)?.with_sensitivity(1.0)?.poisson(0.01)?;
 /// let mut steps = 0;
 /// while filter.try_record(&step).is_ok() {
 ///     steps += 1;
@@ -270,13 +265,9 @@ impl GdpFilter {
     /// but an unsampled Gaussian; the specification's errors for an invalid event.
     pub fn try_record(&mut self, event: &Event) -> Result<()> {
         let event = validated(event, self.neighbouring)?;
-        let mu = match (&event.mechanism, event.sampling) {
-            (&MechanismSpec::Gaussian { sigma, sensitivity }, Sampling::None) => {
-                let shift = match self.neighbouring {
-                    Neighbouring::AddRemove => sensitivity,
-                    Neighbouring::Replace => 2.0 * sensitivity,
-                };
-                shift / sigma
+        let mu = match (&event.mechanism.kind, event.sampling.kind) {
+            (&MechanismKind::Gaussian { sigma, sensitivity }, SamplingKind::None) => {
+                sensitivity.pair_shift(self.neighbouring) / sigma
             }
             _ => {
                 return Err(Error::NotImplemented {

@@ -4,7 +4,7 @@ use super::{check_grid_step, check_tail_mass, Accountant, AccountantOptions, Pld
 use super::{DeltaAnswer, EpsilonAnswer, Settings, Tolerance};
 use crate::bound::Bracket;
 use crate::error::{Error, Result};
-use crate::spec::{event_from_json, CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling};
+use crate::spec::{event_from_json, CompositionSpec, Event, Neighbouring};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
@@ -717,57 +717,7 @@ pub(super) fn parse_event(value: &Value, neighbouring: Neighbouring) -> Result<E
 
 /// An event as the specification writes it.
 pub(super) fn event_json(event: &Event) -> Value {
-    let mut json = match &event.mechanism {
-        &MechanismSpec::Gaussian { sigma, sensitivity } => {
-            json!({"mechanism": "gaussian", "sigma": sigma, "sensitivity": sensitivity})
-        }
-        &MechanismSpec::Laplace { scale, sensitivity } => {
-            json!({"mechanism": "laplace", "scale": scale, "sensitivity": sensitivity})
-        }
-        &MechanismSpec::DiscreteLaplace { scale, sensitivity } => {
-            json!({"mechanism": "discrete_laplace", "scale": scale, "sensitivity": sensitivity})
-        }
-        &MechanismSpec::DiscreteGaussian { sigma, sensitivity } => {
-            json!({"mechanism": "discrete_gaussian", "sigma": sigma, "sensitivity": sensitivity})
-        }
-        &MechanismSpec::RandomizedResponse {
-            epsilon,
-            categories,
-        } => json!({
-            "mechanism": "randomized_response", "epsilon": epsilon, "categories": categories
-        }),
-        &MechanismSpec::EpsDelta { epsilon, delta } => {
-            json!({"mechanism": "eps_delta", "epsilon": epsilon, "delta": delta})
-        }
-        MechanismSpec::MixtureOfGaussians {
-            sigma,
-            sensitivities,
-            probabilities,
-        } => json!({
-            "mechanism": "mixture_of_gaussians", "sigma": sigma,
-            "sensitivities": sensitivities, "probabilities": probabilities
-        }),
-        MechanismSpec::PmfPair { p, q } => json!({"mechanism": "pmf_pair", "p": p, "q": q}),
-    };
-    if let Some(object) = json.as_object_mut() {
-        match event.sampling {
-            Sampling::None => {}
-            Sampling::Poisson(rate) => {
-                object.insert("sampling".into(), json!({ "poisson": rate }));
-            }
-            Sampling::FixedBatch {
-                batch_size,
-                dataset_size,
-            } => {
-                object.insert(
-                    "sampling".into(),
-                    json!({"fixed_batch": {"batch_size": batch_size, "dataset_size": dataset_size}}),
-                );
-            }
-        }
-        object.insert("count".into(), json!(event.count));
-    }
-    json
+    event.to_json_value()
 }
 
 fn neighbouring_name(neighbouring: Neighbouring) -> &'static str {

@@ -1176,7 +1176,8 @@ impl Event {
         Ok(())
     }
 
-    fn to_json_value(&self) -> Value {
+    /// The event in the JSON format (what serde writes).
+    pub(crate) fn to_json_value(&self) -> Value {
         Value::Object(
             event_fields(self)
                 .into_iter()

@@ -50,7 +50,16 @@ fn record(a: LedgerRecordArgs, progress: &Progress) -> Result<String, Failure> {
     let mut ledger = read(&a.file, progress)?;
     let mut event = ledger.event_from_json(&a.event)?;
     if let Some(count) = a.count {
-        event.count = count;
+        event = event.repeat(count).map_err(|e| match e {
+            Error::InvalidParameter {
+                value, requirement, ..
+            } => Error::InvalidParameter {
+                name: "--count".into(),
+                value,
+                requirement,
+            },
+            other => other,
+        })?;
     }
     let recorded = event.clone();
     let spent = {

@@ -52,11 +52,11 @@ impl LedgerReport {
         let recorded = recorded.and_then(|event| {
             // The recorded event as the specification writes it: its group, with its count.
             let groups = ledger.groups();
-            let index = groups
-                .iter()
-                .position(|g| g.mechanism == event.mechanism && g.sampling == event.sampling)?;
+            let index = groups.iter().position(|g| {
+                g.mechanism() == event.mechanism() && g.sampling() == event.sampling()
+            })?;
             let mut json = spec["events"][index].clone();
-            json["count"] = event.count.into();
+            json["count"] = event.count().into();
             Some(json)
         });
         LedgerReport {
