@@ -190,7 +190,6 @@ fn empty_ledger_answers_zero_and_invalid_input_is_refused() {
     assert_eq!(ledger.epsilon_for_delta(1e-5).unwrap().epsilon.upper, 0.0);
     assert_eq!(ledger.delta_for_epsilon(1.0).unwrap().delta.upper, 0.0);
     assert!(ledger.epsilon_for_delta(0.0).is_err());
-    let mut ledger = ledger;
     // An invalid event cannot be built, and is refused from JSON naming the field.
     let error = MechanismSpec::gaussian(-1.0).unwrap_err();
     assert!(error.to_string().contains("sigma = -1"), "{error}");
