@@ -7,7 +7,7 @@
 //!
 //! Run with `cargo run --release --example dp_sgd_epsilon`.
 
-use pld_accountant::{Accountant, AccountantOptions, CompositionSpec};
+use pld_accountant::{Accountant, AccountantOptions, CompositionSpec, MechanismSpec};
 
 fn main() -> Result<(), pld_accountant::Error> {
     let (batch, dataset, epochs) = (256_u64, 60_000_u64, 60_u64);
@@ -15,6 +15,16 @@ fn main() -> Result<(), pld_accountant::Error> {
     // ⌈epochs · n / B⌉ steps: rounding up never under-counts.
     let steps = (epochs * dataset).div_ceil(batch);
     let spec = CompositionSpec::dp_sgd(1.1, sampling_rate, steps, 1.0)?;
+    // The same run with the builder, which reads like the release itself.
+    let built = CompositionSpec::add_remove()
+        .event(
+            MechanismSpec::gaussian(1.1)?
+                .with_sensitivity(1.0)?
+                .poisson(sampling_rate)?
+                .repeat(steps)?,
+        )
+        .build()?;
+    assert_eq!(built, spec);
     let accountant = Accountant::new(&spec, AccountantOptions::default())?;
 
     let delta = 1e-5;

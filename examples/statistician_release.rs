@@ -3,23 +3,35 @@
 //! survey question answered by randomized response, and a synthetic-data release known only
 //! to be (ε, δ)-DP.
 //!
+//! Built with the checked builder: every parameter is validated where it is given.
+//!
 //! Heterogeneous compositions are where the PLD gains most over the composition theorems:
 //! each mechanism keeps its own exact privacy loss distribution instead of being reduced to
 //! one (ε, δ) pair. The example prints the year's ε at several δ, and δ at ε = 1.
 //!
 //! Run with `cargo run --release --example statistician_release`.
 
-use pld_accountant::{compare, Accountant, AccountantOptions, CompositionSpec};
+use pld_accountant::{compare, Accountant, AccountantOptions, CompositionSpec, MechanismSpec};
 
 fn main() -> Result<(), pld_accountant::Error> {
-    let year = CompositionSpec::from_json_str(
-        r#"{"neighbouring": "add_remove", "events": [
-            {"mechanism": "laplace", "scale": 40.0, "sensitivity": 1.0, "count": 12},
-            {"mechanism": "gaussian", "sigma": 20.0, "sensitivity": 1.0, "count": 4},
-            {"mechanism": "randomized_response", "epsilon": 0.1, "categories": 4},
-            {"mechanism": "eps_delta", "epsilon": 0.05, "delta": 1e-8}
-        ]}"#,
-    )?;
+    // Neighbouring datasets differ in one person's record (replace-one). A count then moves
+    // by at most 1, and a sum of values clipped to [0, 10] by at most 10: said with
+    // `replace_sensitivity`, so nothing is doubled (`sensitivity` is the add/remove bound,
+    // which replace-one doubles).
+    let year = CompositionSpec::replace()
+        .event(
+            MechanismSpec::laplace(40.0)?
+                .with_replace_sensitivity(1.0)?
+                .repeat(12)?,
+        )
+        .event(
+            MechanismSpec::gaussian(200.0)?
+                .with_replace_sensitivity(10.0)?
+                .repeat(4)?,
+        )
+        .event(MechanismSpec::randomized_response(0.1, 4)?.once())
+        .event(MechanismSpec::eps_delta(0.05, 1e-8)?.once())
+        .build()?;
     let accountant = Accountant::new(&year, AccountantOptions::default())?;
     println!(
         "one year of releases ({} mechanism runs)",
