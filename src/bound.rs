@@ -3,14 +3,14 @@
 //! [`Bound`] is the direction every discretization and composition in the pipeline errs in
 //! (upper or lower), and [`Bracket`] the pair of guaranteed bounds every answer carries.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The direction in which a discretized distribution errs.
 ///
 /// An `Upper` (pessimistic) distribution over-estimates δ(ε) at every ε, so every ε or δ read
 /// from it is a guaranteed upper bound. A `Lower` (optimistic) one under-estimates δ(ε)
 /// everywhere and yields guaranteed lower bounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Bound {
     /// Pessimistic: δ is over-estimated everywhere.
@@ -37,13 +37,19 @@ pub enum Bound {
 /// let delta = Bracket { lower: 9.87654321e-6, upper: f64::INFINITY };
 /// assert_eq!(format!("{delta:.2}"), "[9.87e-6, inf]");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Bracket {
     /// Guaranteed upper bound (what to publish).
-    #[serde(serialize_with = "crate::report_number::serialize")]
+    #[serde(
+        serialize_with = "crate::report_number::serialize",
+        deserialize_with = "crate::report_number::deserialize"
+    )]
     pub upper: f64,
     /// Guaranteed lower bound (how much the upper bound could still be improved).
-    #[serde(serialize_with = "crate::report_number::serialize")]
+    #[serde(
+        serialize_with = "crate::report_number::serialize",
+        deserialize_with = "crate::report_number::deserialize"
+    )]
     pub lower: f64,
 }
 

@@ -16,11 +16,12 @@ use crate::analytic::rdp::{default_orders, RdpCurve};
 use crate::analytic::{clt, optimal_composition, zcdp};
 use crate::error::{Error, Result};
 use crate::spec::CompositionSpec;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::time::Instant;
 
 /// What a reported number is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// Guaranteed: the true ε is at most this.
@@ -32,12 +33,15 @@ pub enum Kind {
 }
 
 /// One method's answer, displayed as `rdp: ε = 2.101365 (upper bound)`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MethodRow {
     /// Stable method name, e.g. `"rdp"`.
-    pub method: &'static str,
+    pub method: Cow<'static, str>,
     /// ε at the δ of the comparison (`"inf"` in JSON when infinite).
-    #[serde(serialize_with = "crate::report_number::serialize")]
+    #[serde(
+        serialize_with = "crate::report_number::serialize",
+        deserialize_with = "crate::report_number::deserialize"
+    )]
     pub epsilon: f64,
     /// Upper bound, lower bound or estimate.
     pub kind: Kind,
@@ -49,10 +53,10 @@ pub struct MethodRow {
 }
 
 /// A method that does not apply, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NotApplicableRow {
     /// Stable method name.
-    pub method: &'static str,
+    pub method: Cow<'static, str>,
     /// One sentence.
     pub reason: String,
 }
@@ -76,10 +80,13 @@ pub struct NotApplicableRow {
 /// Methods refused for the same reason share a line.
 ///
 /// Bounds are rounded outward (upper bounds up, lower bounds down), estimates to nearest.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// The δ every row answers for.
-    #[serde(serialize_with = "crate::report_number::serialize")]
+    #[serde(
+        serialize_with = "crate::report_number::serialize",
+        deserialize_with = "crate::report_number::deserialize"
+    )]
     pub delta: f64,
     /// The methods that apply, in report order.
     pub rows: Vec<MethodRow>,
@@ -174,7 +181,7 @@ impl Comparison {
         let seconds = start.elapsed().as_secs_f64();
         match outcome {
             Ok((epsilon, detail)) => self.rows.push(MethodRow {
-                method,
+                method: method.into(),
                 // A NaN would mean a bug; as an upper bound it can only be reported as ∞.
                 epsilon: if epsilon.is_nan() {
                     f64::INFINITY
@@ -185,9 +192,10 @@ impl Comparison {
                 seconds,
                 detail,
             }),
-            Err(NotApplicable { reason }) => self
-                .not_applicable
-                .push(NotApplicableRow { method, reason }),
+            Err(NotApplicable { reason }) => self.not_applicable.push(NotApplicableRow {
+                method: method.into(),
+                reason,
+            }),
         }
     }
 }
@@ -213,7 +221,7 @@ fn pld_rows(
                 (PLD_LOWER, answer.epsilon.lower, Kind::LowerBound),
             ] {
                 comparison.rows.push(MethodRow {
-                    method,
+                    method: method.into(),
                     epsilon,
                     kind,
                     seconds,
@@ -226,7 +234,7 @@ fn pld_rows(
         Err(other) => {
             for method in [PLD_UPPER, PLD_LOWER] {
                 comparison.not_applicable.push(NotApplicableRow {
-                    method,
+                    method: method.into(),
                     reason: other.to_string(),
                 });
             }

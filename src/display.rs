@@ -261,8 +261,8 @@ impl fmt::Display for Comparison {
             let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
             for row in &self.not_applicable {
                 match reasons.iter_mut().find(|(reason, _)| *reason == row.reason) {
-                    Some((_, methods)) => methods.push(row.method),
-                    None => reasons.push((&row.reason, vec![row.method])),
+                    Some((_, methods)) => methods.push(&row.method),
+                    None => reasons.push((&row.reason, vec![&row.method])),
                 }
             }
             for (reason, methods) in reasons {
@@ -352,7 +352,7 @@ mod tests {
 
     fn settings() -> Settings {
         Settings {
-            method: "pld",
+            method: "pld".into(),
             grid_step: Some(1e-3),
             tail_mass: Some(1e-14),
             refinements: 1,
@@ -360,7 +360,7 @@ mod tests {
             bracket_width: 1e-3,
             target_width: 2e-3,
             tolerance_met: true,
-            worse_direction: "remove",
+            worse_direction: "remove".into(),
         }
     }
 
@@ -446,7 +446,7 @@ mod tests {
 
     fn row(method: &'static str, epsilon: f64, kind: Kind) -> MethodRow {
         MethodRow {
-            method,
+            method: method.into(),
             epsilon,
             kind,
             seconds: 0.0123,
@@ -466,15 +466,15 @@ mod tests {
             ],
             not_applicable: vec![
                 NotApplicableRow {
-                    method: "zcdp",
+                    method: "zcdp".into(),
                     reason: "zCDP has no useful amplification by subsampling".into(),
                 },
                 NotApplicableRow {
-                    method: "basic_composition",
+                    method: "basic_composition".into(),
                     reason: "no pure ε".into(),
                 },
                 NotApplicableRow {
-                    method: "kov_closed_form",
+                    method: "kov_closed_form".into(),
                     reason: "no pure ε".into(),
                 },
             ],

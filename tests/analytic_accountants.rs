@@ -68,7 +68,11 @@ fn dp_sgd_report_has_pld_rdp_and_a_labelled_clt_estimate() {
     );
 
     // Subsampled Gaussians: no zCDP, no (ε, δ) guarantee for the composition theorems.
-    let not_applicable: Vec<&str> = comparison.not_applicable.iter().map(|r| r.method).collect();
+    let not_applicable: Vec<&str> = comparison
+        .not_applicable
+        .iter()
+        .map(|r| r.method.as_ref())
+        .collect();
     assert!(not_applicable.contains(&ZCDP));
     assert!(not_applicable.contains(&OPTIMAL_COMPOSITION));
     for theorem in CompositionTheorem::ALL {
@@ -179,7 +183,7 @@ fn discrete_laplace_with_sensitivity_one_is_binary_randomized_response() {
     let a = compare(&rr, 1e-6, AccountantOptions::default()).expect("runs");
     let b = compare(&dl, 1e-6, AccountantOptions::default()).expect("runs");
     for row in &a.rows {
-        let other = b.row(row.method).expect("same methods apply");
+        let other = b.row(&row.method).expect("same methods apply");
         if row.kind == Kind::Estimate {
             assert!((row.epsilon - other.epsilon).abs() < 1e-6 * row.epsilon);
         } else {

@@ -361,8 +361,11 @@ fn replace_sensitivity_reaches_every_accountant_consistently() {
         let options = AccountantOptions::default();
         let a = pld_accountant::compare(&per_record, 1e-5, options).expect("compare");
         let b = pld_accountant::compare(&replace, 1e-5, options).expect("compare");
-        let rows = |c: &pld_accountant::Comparison| -> Vec<(&str, f64)> {
-            c.rows.iter().map(|r| (r.method, r.epsilon)).collect()
+        let rows = |c: &pld_accountant::Comparison| -> Vec<(String, f64)> {
+            c.rows
+                .iter()
+                .map(|r| (r.method.to_string(), r.epsilon))
+                .collect()
         };
         assert_eq!(rows(&a), rows(&b), "{mechanism} {sampling:?}");
     }

@@ -719,7 +719,7 @@ proptest! {
             || compare(&spec, delta, options),
             |c| {
                 for row in &c.rows {
-                    not_nan(row.epsilon, row.method)?;
+                    not_nan(row.epsilon, &row.method)?;
                     if row.epsilon < 0.0 {
                         return Err(format!("{} = {} < 0", row.method, row.epsilon));
                     }

@@ -552,7 +552,7 @@ impl Ledger {
 
     fn nothing_recorded(&self) -> Settings {
         Settings {
-            method: "nothing_recorded",
+            method: "nothing_recorded".into(),
             grid_step: None,
             tail_mass: None,
             refinements: 0,
@@ -560,7 +560,7 @@ impl Ledger {
             bracket_width: 0.0,
             target_width: 0.0,
             tolerance_met: true,
-            worse_direction: "both",
+            worse_direction: "both".into(),
         }
     }
 

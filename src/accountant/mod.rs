@@ -530,7 +530,7 @@ impl Accountant {
                 return Ok((
                     bracket,
                     Settings {
-                        method: "pld",
+                        method: "pld".into(),
                         grid_step: Some(step),
                         tail_mass: Some(tail_mass),
                         refinements,
@@ -538,7 +538,7 @@ impl Accountant {
                         bracket_width: width,
                         target_width: wanted,
                         tolerance_met: met,
-                        worse_direction,
+                        worse_direction: worse_direction.into(),
                     },
                 ));
             }

@@ -2,13 +2,14 @@
 //! with the settings that produced them).
 
 use crate::bound::Bracket;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// How tight the bracket must be.
 ///
 /// An ε bracket is accepted when `upper − lower ≤ max(relative·upper, absolute_epsilon)`;
 /// a δ bracket when `upper − lower ≤ max(relative_delta·upper, absolute_delta)`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Tolerance {
     /// Relative width for ε brackets (default 1e-3).
     pub relative: f64,
@@ -43,40 +44,49 @@ pub struct AccountantOptions {
 }
 
 /// How a result was computed, for the JSON output.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     /// `"analytic_gaussian"` (exact closed form) or `"pld"` (grid + FFT).
-    pub method: &'static str,
+    pub method: Cow<'static, str>,
     /// Grid step used (nats); absent for the analytic method.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grid_step: Option<f64>,
     /// Truncation mass per truncation; absent for the analytic method.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tail_mass: Option<f64>,
     /// Number of grid refinements after the first attempt.
     pub refinements: u32,
     /// The tolerance requested.
     pub tolerance: Tolerance,
     /// Width of the bracket returned.
-    #[serde(serialize_with = "crate::report_number::serialize")]
+    #[serde(
+        serialize_with = "crate::report_number::serialize",
+        deserialize_with = "crate::report_number::deserialize"
+    )]
     pub bracket_width: f64,
     /// Width the tolerance asked for.
-    #[serde(serialize_with = "crate::report_number::serialize")]
+    #[serde(
+        serialize_with = "crate::report_number::serialize",
+        deserialize_with = "crate::report_number::deserialize"
+    )]
     pub target_width: f64,
     /// Whether `bracket_width ≤ target_width`.
     pub tolerance_met: bool,
     /// The neighbouring direction that determines the answer: `"remove"` (the outputs with
     /// the extra record as P) or `"add"`; `"both"` for symmetric compositions.
-    pub worse_direction: &'static str,
+    pub worse_direction: Cow<'static, str>,
 }
 
 /// The answer to "what ε for this δ?".
 ///
 /// Displayed as `ε ∈ [lower, upper] at δ = 1e-5` (the bracket as [`Bracket`] displays it).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EpsilonAnswer {
     /// The δ asked about.
-    #[serde(serialize_with = "crate::report_number::serialize")]
+    #[serde(
+        serialize_with = "crate::report_number::serialize",
+        deserialize_with = "crate::report_number::deserialize"
+    )]
     pub delta: f64,
     /// Guaranteed bracket on the smallest ε with (ε, δ)-DP.
     pub epsilon: Bracket,
@@ -87,10 +97,13 @@ pub struct EpsilonAnswer {
 /// The answer to "what δ for this ε?".
 ///
 /// Displayed as `δ ∈ [lower, upper] at ε = 2` (the bracket as [`Bracket`] displays it).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeltaAnswer {
     /// The ε asked about.
-    #[serde(serialize_with = "crate::report_number::serialize")]
+    #[serde(
+        serialize_with = "crate::report_number::serialize",
+        deserialize_with = "crate::report_number::deserialize"
+    )]
     pub epsilon: f64,
     /// Guaranteed bracket on the smallest δ with (ε, δ)-DP.
     pub delta: Bracket,
@@ -101,7 +114,7 @@ pub struct DeltaAnswer {
 impl Settings {
     pub(super) fn analytic(tolerance: Tolerance, bracket: Bracket, target: f64) -> Settings {
         Settings {
-            method: "analytic_gaussian",
+            method: Cow::Borrowed("analytic_gaussian"),
             grid_step: None,
             tail_mass: None,
             refinements: 0,
@@ -109,7 +122,7 @@ impl Settings {
             bracket_width: bracket.width(),
             target_width: target,
             tolerance_met: bracket.width().is_finite() && bracket.width() <= target,
-            worse_direction: "both",
+            worse_direction: Cow::Borrowed("both"),
         }
     }
 }

@@ -46,7 +46,7 @@ use crate::bound::Bracket;
 use crate::error::{Error, Result};
 use crate::spec::CompositionSpec;
 use search::{Axis, Next, Points, Probe, Switch, BLIND_STEP};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 /// Relative resolution of a calibrated σ, scale or sampling rate: the search stops when the
 /// value that meets and the nearest value known to miss differ by at most this fraction.
@@ -72,7 +72,7 @@ pub const COUNT_RANGE: (u64, u64) = (1, crate::spec::MAX_COUNT);
 pub const MAX_EVALUATIONS: u32 = 100;
 
 /// What a calibration is doing, reported after every accountant call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// Checking the limit where the calibrated event leaks least (infeasibility test).
@@ -86,7 +86,7 @@ pub enum Stage {
 }
 
 /// Progress of a calibration after one accountant call, for a progress display.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CalibrationProgress {
     /// Accountant calls so far, this one included.
     pub evaluations: u32,
@@ -94,10 +94,16 @@ pub struct CalibrationProgress {
     pub stage: Stage,
     /// The candidate value evaluated (`inf` for σ → ∞, `0` for q → 0: the specification
     /// without the calibrated event).
-    #[serde(serialize_with = "serialize_value")]
+    #[serde(
+        serialize_with = "serialize_value",
+        deserialize_with = "crate::report_number::deserialize"
+    )]
     pub value: f64,
     /// The accountant's upper bound on ε(δ) there.
-    #[serde(serialize_with = "crate::report_number::serialize")]
+    #[serde(
+        serialize_with = "crate::report_number::serialize",
+        deserialize_with = "crate::report_number::deserialize"
+    )]
     pub epsilon_upper: f64,
     /// Whether that upper bound meets the target.
     pub meets: bool,
@@ -121,27 +127,39 @@ pub struct CalibrationProgress {
 /// Serialized as `pld calibrate`'s JSON, `{"parameter": NAME, "value": X, "epsilon": {"upper": U,
 /// "lower": L}, "delta": D, …}`; infinities are written `"inf"`, whole numbers (counts) as
 /// JSON integers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Calibration {
     /// The calibrated field: `sigma`, `scale`, `count` or `poisson`.
     pub parameter: Parameter,
     /// Its path in the specification, e.g. `events[0].sigma`.
     pub location: String,
     /// The best value found that meets the target.
-    #[serde(serialize_with = "serialize_value")]
+    #[serde(
+        serialize_with = "serialize_value",
+        deserialize_with = "crate::report_number::deserialize"
+    )]
     pub value: f64,
     /// Guaranteed bracket on ε(δ) at `value` (`upper ≤ target_epsilon`).
     pub epsilon: Bracket,
     /// The δ of the target.
-    #[serde(serialize_with = "crate::report_number::serialize")]
+    #[serde(
+        serialize_with = "crate::report_number::serialize",
+        deserialize_with = "crate::report_number::deserialize"
+    )]
     pub delta: f64,
     /// The ε the upper bound had to meet.
-    #[serde(serialize_with = "crate::report_number::serialize")]
+    #[serde(
+        serialize_with = "crate::report_number::serialize",
+        deserialize_with = "crate::report_number::deserialize"
+    )]
     pub target_epsilon: f64,
     /// The nearest value on the better side that was found to miss the target (within
     /// [`RESOLUTION`] of `value`, or the next whole number for counts); `None` when `value` is
     /// the end of the searched range (`search_range`), which then meets the target itself.
-    #[serde(serialize_with = "serialize_optional_value")]
+    #[serde(
+        serialize_with = "serialize_optional_value",
+        deserialize_with = "crate::report_number::deserialize_option"
+    )]
     pub failing_value: Option<f64>,
     /// The accountant's bracket on ε(δ) at `failing_value` (its upper end is above the
     /// target).

@@ -13,12 +13,12 @@
 
 use crate::error::{Error, Result};
 use crate::spec::{self, CompositionSpec, MechanismKind};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
 
 /// The kind of parameter a calibration solves for, and which way is better for utility.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Parameter {
     /// `sigma` of `gaussian`, `discrete_gaussian` or `mixture_of_gaussians` noise (smaller is
     /// better).

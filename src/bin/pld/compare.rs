@@ -30,7 +30,7 @@ pub struct CompareReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct CompareRow {
     /// Stable method name, e.g. `"rdp"`.
-    pub method: &'static str,
+    pub method: String,
     /// ε at δ (`"inf"` when infinite).
     #[serde(serialize_with = "number::serialize")]
     pub epsilon: f64,
@@ -66,7 +66,7 @@ impl CompareReport {
             .rows
             .iter()
             .map(|r| CompareRow {
-                method: r.method,
+                method: r.method.to_string(),
                 epsilon: r.epsilon,
                 kind: r.kind,
                 seconds: r.seconds,
@@ -91,7 +91,7 @@ fn ratio(epsilon: f64, reference: f64) -> Option<f64> {
 }
 
 /// One method's name, kind and (δ, ε) points.
-type MethodCurve = (&'static str, Kind, Vec<(f64, f64)>);
+type MethodCurve = (String, Kind, Vec<(f64, f64)>);
 
 /// The δ values of the plot: half decades from 1e-12 to 1e-1.
 pub fn plot_deltas() -> Vec<f64> {
@@ -120,7 +120,7 @@ pub fn plot(
             let index = match series.iter().position(|s| s.0 == row.method) {
                 Some(i) => i,
                 None => {
-                    series.push((row.method, row.kind, Vec::new()));
+                    series.push((row.method.to_string(), row.kind, Vec::new()));
                     series.len() - 1
                 }
             };
@@ -160,7 +160,7 @@ pub fn plot(
     }
     let mut next_color = 1;
     for (method, kind, points) in series {
-        let (style, color_index) = match method {
+        let (style, color_index) = match method.as_str() {
             PLD_UPPER => (Style::Solid, 0),
             PLD_LOWER => (Style::Dashed, 0),
             _ => {

@@ -70,12 +70,12 @@ impl CompareReport {
 
 impl CompareReport {
     /// The methods that do not apply, those with the same reason together, in report order.
-    fn not_applicable_groups(&self) -> Vec<(Vec<&'static str>, &str)> {
-        let mut groups: Vec<(Vec<&'static str>, &str)> = Vec::new();
+    fn not_applicable_groups(&self) -> Vec<(Vec<&str>, &str)> {
+        let mut groups: Vec<(Vec<&str>, &str)> = Vec::new();
         for row in &self.not_applicable {
             match groups.iter_mut().find(|g| g.1 == row.reason) {
-                Some(group) => group.0.push(row.method),
-                None => groups.push((vec![row.method], &row.reason)),
+                Some(group) => group.0.push(&row.method),
+                None => groups.push((vec![&row.method], &row.reason)),
             }
         }
         groups
