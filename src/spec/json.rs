@@ -1,0 +1,402 @@
+//! The JSON parser: reads values, then calls the checked constructors.
+
+use super::*;
+
+pub(super) fn reject_unknown_keys(object: &Map<String, Value>, allowed: &[&str]) -> Result<()> {
+    match object.keys().find(|key| !allowed.contains(&key.as_str())) {
+        Some(key) => Err(Error::Incompatible {
+            field: key.clone(),
+            reason: format!("unknown field; expected one of: {}", allowed.join(", ")),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Validate one event of a specification as its `index`-th event (errors name
+/// `events[index].…`), exactly as [`CompositionSpec::from_json_value`] does, including the
+/// checks against the relation.
+pub(crate) fn event_from_json(
+    value: &Value,
+    index: usize,
+    neighbouring: Neighbouring,
+) -> Result<Event> {
+    let path = format!("events[{index}]");
+    if !value.is_object() {
+        return Err(Error::MalformedSpec {
+            message: format!("{path} must be a JSON object, got {value}"),
+        });
+    }
+    parse_event(value)
+        .and_then(|event| event.check_relation(neighbouring).map(|()| event))
+        .map_err(|e| relocate(e, &path))
+}
+
+/// One event, names relative to it.
+pub(super) fn parse_event(value: &Value) -> Result<Event> {
+    let object = value.as_object().ok_or_else(|| Error::MalformedSpec {
+        message: format!("an event must be a JSON object, got {value}"),
+    })?;
+    let mechanism = parse_mechanism(object, &["sampling", "count"])?;
+    let sampling = match object.get("sampling") {
+        None => Sampling::none(),
+        Some(Value::Null) => return Err(null_default("sampling", "no sampling")),
+        Some(value) => parse_sampling(value)?,
+    };
+    let event = Event::new(mechanism).with_sampling(sampling)?;
+    let count = match object.get("count") {
+        None => 1,
+        Some(Value::Null) => return Err(null_default("count", 1)),
+        Some(value) => json_whole(value, "count", 1, MAX_COUNT)?,
+    };
+    event.repeat(count)
+}
+
+/// The mechanism of an event object (which may also hold the keys `extra`).
+pub(super) fn parse_mechanism(
+    object: &Map<String, Value>,
+    extra: &[&str],
+) -> Result<MechanismSpec> {
+    let name = match object.get("mechanism") {
+        Some(Value::String(name)) => name.as_str(),
+        Some(other) => {
+            return Err(Error::invalid(
+                "mechanism",
+                other,
+                "a mechanism name such as \"gaussian\"",
+            ))
+        }
+        None => {
+            return Err(Error::MissingParameter {
+                name: "mechanism".into(),
+                hint: "name the mechanism, e.g. \"gaussian\"".into(),
+            })
+        }
+    };
+    let keys = |parameters: &[&'static str]| -> Result<()> {
+        let mut allowed = vec!["mechanism"];
+        allowed.extend_from_slice(extra);
+        allowed.extend_from_slice(parameters);
+        reject_unknown_keys(object, &allowed)
+    };
+    let additive = ["sensitivity", "replace_sensitivity"];
+    let mechanism = match name {
+        "gaussian" => {
+            keys(&["sigma", additive[0], additive[1]])?;
+            MechanismSpec::gaussian(json_number(object, "sigma", POSITIVE)?)?
+        }
+        "laplace" => {
+            keys(&["scale", additive[0], additive[1]])?;
+            MechanismSpec::laplace(json_number(object, "scale", POSITIVE)?)?
+        }
+        "discrete_laplace" => {
+            keys(&["scale", additive[0], additive[1]])?;
+            MechanismSpec::discrete_laplace(json_number(object, "scale", POSITIVE)?)?
+        }
+        "discrete_gaussian" => {
+            keys(&["sigma", additive[0], additive[1]])?;
+            MechanismSpec::discrete_gaussian(json_number(object, "sigma", POSITIVE)?)?
+        }
+        "randomized_response" => {
+            keys(&["epsilon", "categories"])?;
+            let epsilon = check_positive("epsilon", json_number(object, "epsilon", POSITIVE)?)?;
+            let categories = match object.get("categories") {
+                None => 2,
+                Some(Value::Null) => return Err(null_default("categories", 2)),
+                Some(value) => json_whole(value, "categories", 2, u64::MAX)?,
+            };
+            MechanismSpec::randomized_response(epsilon, categories)?
+        }
+        "eps_delta" => {
+            keys(&["epsilon", "delta"])?;
+            MechanismSpec::eps_delta(
+                json_number(object, "epsilon", "a finite number ≥ 0")?,
+                json_number(object, "delta", "a number in [0, 1]")?,
+            )?
+        }
+        "mixture_of_gaussians" => {
+            keys(&["sigma", "sensitivities", "probabilities"])?;
+            let sigma = json_number(object, "sigma", POSITIVE)?;
+            check_positive("sigma", sigma)?;
+            let sensitivities = json_list(object, "sensitivities")?;
+            check_number_list("sensitivities", &sensitivities)?;
+            MechanismSpec::mixture_of_gaussians(
+                sigma,
+                sensitivities,
+                json_list(object, "probabilities")?,
+            )?
+        }
+        "pmf_pair" => {
+            keys(&["p", "q"])?;
+            let p = json_list(object, "p")?;
+            check_probability_list("p", &p)?;
+            MechanismSpec::pmf_pair(p, json_list(object, "q")?)?
+        }
+        unknown => {
+            return Err(Error::UnknownMechanism {
+                field: "mechanism".into(),
+                name: unknown.to_string(),
+                expected: MECHANISMS.join(", "),
+            })
+        }
+    };
+    if !mechanism.is_additive_noise() {
+        return Ok(mechanism);
+    }
+    let integer = matches!(
+        mechanism.kind,
+        MechanismKind::DiscreteLaplace { .. } | MechanismKind::DiscreteGaussian { .. }
+    );
+    let given = |key: &str| -> Result<Option<&Value>> {
+        match object.get(key) {
+            None => Ok(None),
+            Some(Value::Null) => Err(null_default(key, 1)),
+            Some(value) => Ok(Some(value)),
+        }
+    };
+    // As the builder does: `sensitivity` first, then `replace_sensitivity` (refused after a
+    // `sensitivity`).
+    let mut mechanism = mechanism;
+    for (key, is_replace) in [("sensitivity", false), ("replace_sensitivity", true)] {
+        let Some(value) = given(key)? else { continue };
+        mechanism = if integer {
+            let k = match json_whole(value, key, 1, u64::MAX) {
+                Ok(k) => k,
+                // Both given: refused before the value is looked at, as in the builder.
+                Err(_) if is_replace && mechanism.sensitivity_given() => {
+                    return Err(both_sensitivities())
+                }
+                Err(e) => return Err(e),
+            };
+            mechanism.set_integer_sensitivity(key, k, is_replace)?
+        } else {
+            let x = match value {
+                Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+                _ if is_replace && mechanism.sensitivity_given() => {
+                    return Err(both_sensitivities())
+                }
+                other => return Err(Error::invalid(key, other, POSITIVE)),
+            };
+            mechanism.set_sensitivity(key, x, is_replace)?
+        };
+    }
+    Ok(mechanism)
+}
+
+/// A required number (its range is checked by the constructor it is given to).
+pub(super) fn json_number(
+    object: &Map<String, Value>,
+    key: &str,
+    requirement: &str,
+) -> Result<f64> {
+    match object.get(key) {
+        None | Some(Value::Null) => Err(Error::MissingParameter {
+            name: key.into(),
+            hint: format!("give {key} as {requirement}"),
+        }),
+        Some(Value::Number(n)) => Ok(n.as_f64().unwrap_or(f64::NAN)),
+        Some(other) => Err(Error::invalid(key, other, requirement)),
+    }
+}
+
+/// A whole number in `[min, max]` written as a JSON number.
+pub(super) fn json_whole(value: &Value, name: &str, min: u64, max: u64) -> Result<u64> {
+    match value {
+        Value::Number(n) => match n.as_u64() {
+            Some(k) => check_whole(name, k, min, max),
+            None => check_whole_f64(name, n.as_f64().unwrap_or(f64::NAN), min, max),
+        },
+        other => Err(Error::invalid(name, other, &whole_requirement(min, max))),
+    }
+}
+
+/// A required list of numbers (its entries are checked by the constructor).
+pub(super) fn json_list(object: &Map<String, Value>, key: &str) -> Result<Vec<f64>> {
+    let requirement = "a non-empty list of finite numbers ≥ 0";
+    let list = match object.get(key) {
+        None | Some(Value::Null) => {
+            return Err(Error::MissingParameter {
+                name: key.into(),
+                hint: format!("give {key} as {requirement}"),
+            })
+        }
+        Some(Value::Array(list)) => list,
+        Some(other) => return Err(Error::invalid(key, other, requirement)),
+    };
+    if list.len() > MAX_OUTCOMES {
+        return Err(Error::invalid(
+            key,
+            format!("a list of {} entries", list.len()),
+            &format!("at most {MAX_OUTCOMES} entries"),
+        ));
+    }
+    list.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_f64()
+                .ok_or_else(|| Error::invalid(format!("{key}[{i}]"), v, "a finite number ≥ 0"))
+        })
+        .collect()
+}
+
+/// A `null` where the key has a default: refused rather than read as the default, since a
+/// `null` marks the field `pld calibrate` solves for (a calibration file given to another
+/// command must not silently run with the default).
+pub(super) fn null_default(name: &str, default: impl std::fmt::Display) -> Error {
+    Error::invalid(
+        name,
+        "null",
+        &format!(
+            "a value (leave the key out for the default, {default}; null marks the field \
+             `pld calibrate` solves for)"
+        ),
+    )
+}
+
+/// A `sampling` value (not `null`), names relative to the event.
+pub(super) fn parse_sampling(value: &Value) -> Result<Sampling> {
+    let object = match value {
+        Value::Object(o) => o,
+        other => return Err(Error::invalid("sampling", other, SAMPLING_REQUIREMENT)),
+    };
+    let exactly_one = || {
+        Error::invalid(
+            "sampling",
+            Value::Object(object.clone()),
+            "exactly one of \"poisson\" or \"fixed_batch\"",
+        )
+    };
+    if object.len() != 1 {
+        return Err(exactly_one());
+    }
+    if let Some(q) = object.get("poisson") {
+        return match q {
+            Value::Number(n) => Sampling::poisson(n.as_f64().unwrap_or(f64::NAN)),
+            Value::Null => Err(Error::MissingParameter {
+                name: "sampling.poisson".into(),
+                hint: "give the sampling rate q with 0 < q ≤ 1".into(),
+            }),
+            other => Err(Error::invalid("sampling.poisson", other, RATE_REQUIREMENT)),
+        };
+    }
+    if let Some(batch) = object.get("fixed_batch") {
+        let field = "sampling.fixed_batch";
+        let batch = batch.as_object().ok_or_else(|| {
+            Error::invalid(field, batch, "{\"batch_size\": m, \"dataset_size\": n}")
+        })?;
+        reject_unknown_keys(batch, &["batch_size", "dataset_size"])
+            .map_err(|e| relocate(e, field))?;
+        let whole = |key: &str| {
+            let name = format!("{field}.{key}");
+            match batch.get(key) {
+                None | Some(Value::Null) => Err(Error::invalid(name, "null", "a whole number ≥ 1")),
+                Some(value) => json_whole(value, &name, 1, u64::MAX),
+            }
+        };
+        return Sampling::fixed_batch(whole("batch_size")?, whole("dataset_size")?);
+    }
+    Err(exactly_one())
+}
+
+/// The mechanism's keys of an event, in the JSON format, in the order they are written.
+pub(super) fn mechanism_fields(mechanism: &MechanismSpec) -> Vec<(&'static str, Value)> {
+    let mut fields = vec![("mechanism", Value::from(mechanism.name()))];
+    pub(super) fn shift<T: SensitivityValue + Into<Value>>(
+        shift: Shift<T>,
+        fields: &mut Vec<(&'static str, Value)>,
+    ) {
+        match shift {
+            Shift::Default => {}
+            Shift::PerRecord(x) => fields.push(("sensitivity", x.into())),
+            Shift::Replace(x) => fields.push(("replace_sensitivity", x.into())),
+        }
+    }
+    match &mechanism.kind {
+        &MechanismKind::Gaussian { sigma, sensitivity } => {
+            fields.push(("sigma", sigma.into()));
+            shift(sensitivity, &mut fields);
+        }
+        &MechanismKind::Laplace { scale, sensitivity } => {
+            fields.push(("scale", scale.into()));
+            shift(sensitivity, &mut fields);
+        }
+        &MechanismKind::DiscreteLaplace { scale, sensitivity } => {
+            fields.push(("scale", scale.into()));
+            shift(sensitivity, &mut fields);
+        }
+        &MechanismKind::DiscreteGaussian { sigma, sensitivity } => {
+            fields.push(("sigma", sigma.into()));
+            shift(sensitivity, &mut fields);
+        }
+        &MechanismKind::RandomizedResponse {
+            epsilon,
+            categories,
+        } => {
+            fields.push(("epsilon", epsilon.into()));
+            fields.push(("categories", categories.into()));
+        }
+        &MechanismKind::EpsDelta { epsilon, delta } => {
+            fields.push(("epsilon", epsilon.into()));
+            fields.push(("delta", delta.into()));
+        }
+        MechanismKind::MixtureOfGaussians {
+            sigma,
+            sensitivities,
+            listed,
+            ..
+        } => {
+            fields.push(("sigma", (*sigma).into()));
+            fields.push(("sensitivities", sensitivities.clone().into()));
+            fields.push(("probabilities", listed.clone().into()));
+        }
+        MechanismKind::PmfPair { listed, .. } => {
+            fields.push(("p", listed[0].clone().into()));
+            fields.push(("q", listed[1].clone().into()));
+        }
+    }
+    fields
+}
+
+/// An event's keys in the order they are written: mechanism, parameters, sampling, count.
+pub(super) fn event_fields(event: &Event) -> Vec<(&'static str, Value)> {
+    let mut fields = mechanism_fields(&event.mechanism);
+    if !event.sampling.is_none() {
+        fields.push(("sampling", event.sampling.to_json_value()));
+    }
+    fields.push(("count", Value::from(event.count)));
+    fields
+}
+
+/// Write `fields` as a JSON object in their order.
+pub(super) fn serialize_fields<S: Serializer>(
+    fields: Vec<(&'static str, Value)>,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = serializer.serialize_map(Some(fields.len()))?;
+    for (key, value) in &fields {
+        map.serialize_entry(key, value)?;
+    }
+    map.end()
+}
+
+/// Events written in order, each as [`event_fields`].
+pub(super) struct OrderedEvents<'a>(pub(super) &'a [Event]);
+
+impl Serialize for OrderedEvents<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for event in self.0 {
+            seq.serialize_element(&OrderedEvent(event))?;
+        }
+        seq.end()
+    }
+}
+
+pub(super) struct OrderedEvent<'a>(pub(super) &'a Event);
+
+impl Serialize for OrderedEvent<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serialize_fields(event_fields(self.0), serializer)
+    }
+}

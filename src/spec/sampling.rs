@@ -1,0 +1,169 @@
+//! Sampling schemes: how the records that take part in a run are chosen.
+
+use super::*;
+
+/// The sampling schemes, with validated parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum SamplingKind {
+    /// Every record, every time.
+    None,
+    /// Each record independently with this probability (0 < q ≤ 1).
+    Poisson(f64),
+    /// A uniformly random batch of `batch_size` out of `dataset_size` records.
+    FixedBatch { batch_size: u64, dataset_size: u64 },
+}
+
+/// How the records entering an event are chosen: every record ([`Sampling::none`], the
+/// default), Poisson sampling ([`Sampling::poisson`], add/remove neighbouring) or a uniformly
+/// random fixed batch drawn without replacement ([`Sampling::fixed_batch`], replace
+/// neighbouring, additive noise only).
+///
+/// serde writes it as the event's `sampling` value: `{"poisson": q}` or
+/// `{"fixed_batch": {"batch_size": m, "dataset_size": n}}`, and no sampling as `null` (an
+/// event leaves the key out instead).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampling {
+    pub(crate) kind: SamplingKind,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Sampling::none()
+    }
+}
+
+impl Sampling {
+    /// Every record, every time.
+    pub fn none() -> Self {
+        Sampling {
+            kind: SamplingKind::None,
+        }
+    }
+
+    /// Each record independently with probability `rate`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming `sampling.poisson` unless 0 < rate ≤ 1.
+    pub fn poisson(rate: f64) -> Result<Self> {
+        if rate > 0.0 && rate <= 1.0 {
+            Ok(Sampling {
+                kind: SamplingKind::Poisson(rate),
+            })
+        } else {
+            Err(invalid_number("sampling.poisson", rate, RATE_REQUIREMENT))
+        }
+    }
+
+    /// A uniformly random batch of `batch_size` out of `dataset_size` records (without
+    /// replacement).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming `sampling.fixed_batch.batch_size` or
+    /// `.dataset_size` when 0; [`Error::Incompatible`] when the batch exceeds the dataset.
+    pub fn fixed_batch(batch_size: u64, dataset_size: u64) -> Result<Self> {
+        let m = check_whole("sampling.fixed_batch.batch_size", batch_size, 1, u64::MAX)?;
+        let n = check_whole(
+            "sampling.fixed_batch.dataset_size",
+            dataset_size,
+            1,
+            u64::MAX,
+        )?;
+        if m > n {
+            return Err(Error::Incompatible {
+                field: "sampling.fixed_batch".into(),
+                reason: format!("batch_size {m} exceeds dataset_size {n}"),
+            });
+        }
+        Ok(Sampling {
+            kind: SamplingKind::FixedBatch {
+                batch_size: m,
+                dataset_size: n,
+            },
+        })
+    }
+
+    /// `"none"`, `"poisson"` or `"fixed_batch"`.
+    pub fn name(&self) -> &'static str {
+        match self.kind {
+            SamplingKind::None => "none",
+            SamplingKind::Poisson(_) => "poisson",
+            SamplingKind::FixedBatch { .. } => "fixed_batch",
+        }
+    }
+
+    /// Whether every record takes part.
+    pub fn is_none(&self) -> bool {
+        self.kind == SamplingKind::None
+    }
+
+    /// The Poisson rate q.
+    pub fn poisson_rate(&self) -> Option<f64> {
+        match self.kind {
+            SamplingKind::Poisson(q) => Some(q),
+            _ => None,
+        }
+    }
+
+    /// `(batch_size, dataset_size)` of a fixed batch.
+    pub fn batch(&self) -> Option<(u64, u64)> {
+        match self.kind {
+            SamplingKind::FixedBatch {
+                batch_size,
+                dataset_size,
+            } => Some((batch_size, dataset_size)),
+            _ => None,
+        }
+    }
+
+    pub(super) fn to_json_value(self) -> Value {
+        match self.kind {
+            SamplingKind::None => Value::Null,
+            SamplingKind::Poisson(q) => serde_json::json!({ "poisson": q }),
+            SamplingKind::FixedBatch {
+                batch_size,
+                dataset_size,
+            } => serde_json::json!({
+                "fixed_batch": {"batch_size": batch_size, "dataset_size": dataset_size}
+            }),
+        }
+    }
+}
+
+/// Refuse sampling schemes that have no proven worst-case pair for the mechanism.
+///
+/// Poisson sampling applies to additive noise, randomized response and `eps_delta`, whose
+/// pairs are symmetric; sampling without replacement to additive noise only. A mixture of
+/// Gaussians already describes a sampled mechanism, and a pmf_pair should list the sampled
+/// mechanism's own pair.
+pub(super) fn check_sampling_applies(mechanism: &MechanismSpec, sampling: Sampling) -> Result<()> {
+    let name = mechanism.name();
+    match sampling.kind {
+        SamplingKind::None => Ok(()),
+        SamplingKind::Poisson(_) => match mechanism.kind {
+            MechanismKind::MixtureOfGaussians { .. } | MechanismKind::PmfPair { .. } => {
+                Err(Error::Incompatible {
+                    field: "sampling".into(),
+                    reason: format!(
+                        "{name} cannot be sampled: {}",
+                        if matches!(mechanism.kind, MechanismKind::PmfPair { .. }) {
+                            "list the pair of the sampled mechanism itself"
+                        } else {
+                            "put the sampling into the mixture (e.g. sensitivities [0, 1] \
+                             with probabilities [1 − q, q])"
+                        }
+                    ),
+                })
+            }
+            _ => Ok(()),
+        },
+        SamplingKind::FixedBatch { .. } if mechanism.is_additive_noise() => Ok(()),
+        SamplingKind::FixedBatch { .. } => Err(Error::Incompatible {
+            field: "sampling.fixed_batch".into(),
+            reason: format!(
+                "sampling without replacement is accounted for additive-noise mechanisms \
+                 (gaussian, laplace, discrete_laplace, discrete_gaussian), not {name}; \
+                 for a generic mechanism state its amplified guarantee as eps_delta"
+            ),
+        }),
+    }
+}
