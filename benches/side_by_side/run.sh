@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Side-by-side timing of `pld` and Google's dp_accounting 0.6.0 (see vs_dp_accounting.py).
+# Makes the pinned venv of the fixture generators (fixtures/.venv) if missing, builds the
+# release binary, then runs the comparison. Needs PyPI the first time.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+VENV=fixtures/.venv
+if [ ! -x "$VENV/bin/python" ]; then
+  PY="${PYTHON:-}"
+  if [ -z "$PY" ]; then
+    if command -v python3.11 >/dev/null 2>&1; then PY=python3.11; else PY=python3; fi
+  fi
+  "$PY" -m venv "$VENV"
+fi
+"$VENV/bin/python" -m pip install --disable-pip-version-check --quiet -r fixtures/requirements.txt
+cargo build --release --quiet --bin pld
+PYTHONDONTWRITEBYTECODE=1 "$VENV/bin/python" benches/side_by_side/vs_dp_accounting.py

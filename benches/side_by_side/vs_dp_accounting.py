@@ -1,0 +1,87 @@
+"""Side by side: ε(δ = 1e-5) of four DP-SGD runs by Google's dp_accounting and by `pld`.
+
+For each case it prints dp_accounting's PLD accountant (connect-the-dots, grid step
+h = 1e-4, timed in-process) beside `pld epsilon` at `--grid-step 1e-4` and at its default
+settings (each timed as a whole process, so ours includes process start and JSON output),
+and the speed ratios. Medians over REPEATS runs (dp_accounting: fewer, it is slow); run it
+on a quiet machine, and compare ratios rather than absolute times.
+
+Usage: bash benches/side_by_side/run.sh   (makes the pinned venv, builds `pld`, runs this)
+"""
+
+import importlib.metadata
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+from dp_accounting import dp_event
+from dp_accounting.pld import pld_privacy_accountant
+
+DELTA = 1e-5
+GRID_STEP = 1e-4
+# (σ, q, steps): the cases of the project's engine benchmarks.
+CASES = [
+    (1.0, 0.01, 1_000),
+    (1.0, 0.01, 10_000),
+    (0.8, 0.004, 100_000),
+    (1.1, 256 / 60000, 14_063),
+]
+REPEATS = int(os.environ.get("REPEATS", "7"))
+PEER_REPEATS = int(os.environ.get("PEER_REPEATS", "3"))
+PLD = os.environ.get("PLD", "target/release/pld")
+
+
+def dp_accounting_epsilon(sigma, q, steps):
+    """ε(δ) by dp_accounting's PLD accountant at grid step 1e-4 (its default), and seconds."""
+    start = time.perf_counter()
+    accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=GRID_STEP)
+    event = dp_event.SelfComposedDpEvent(
+        dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)), steps
+    )
+    accountant.compose(event)
+    epsilon = accountant.get_epsilon(DELTA)
+    return epsilon, time.perf_counter() - start
+
+
+def ours(sigma, q, steps, extra):
+    """(ε upper, ε lower) by `pld epsilon`, and the process's wall time in seconds."""
+    command = [
+        PLD, "epsilon", "--quiet", "--sigma", repr(sigma), "--sampling-rate", repr(q),
+        "--steps", str(steps), "--delta", repr(DELTA), "--format", "json", *extra,
+    ]
+    start = time.perf_counter()
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    seconds = time.perf_counter() - start
+    answer = json.loads(out)["epsilon"]
+    return (float(answer["upper"]), float(answer["lower"])), seconds
+
+
+def median_run(function, repeats):
+    results = [function() for _ in range(repeats)]
+    return results[0][0], statistics.median(s for _, s in results)
+
+
+def main():
+    print(f"dp_accounting {importlib.metadata.version('dp-accounting')}, "
+          f"python {sys.version.split()[0]}, δ = {DELTA:g}, medians of {REPEATS} runs "
+          f"({PEER_REPEATS} for dp_accounting)")
+    header = (f"{'case':<28} {'dp_acc ε (h=1e-4)':>18} {'time':>9} | {'ours ε up (h=1e-4)':>19} "
+              f"{'time':>9} {'speed-up':>8} | {'ours ε up (default)':>19} {'time':>9} {'speed-up':>8} "
+              f"{'ε up / dp_acc':>13}")
+    print(header)
+    for sigma, q, steps in CASES:
+        label = f"σ {sigma} q {q:.6g} T {steps}"
+        peer_eps, peer_s = median_run(lambda: dp_accounting_epsilon(sigma, q, steps), PEER_REPEATS)
+        (fixed_up, _), fixed_s = median_run(
+            lambda: ours(sigma, q, steps, ["--grid-step", repr(GRID_STEP)]), REPEATS)
+        (default_up, _), default_s = median_run(lambda: ours(sigma, q, steps, []), REPEATS)
+        print(f"{label:<28} {peer_eps:>18.7f} {peer_s * 1e3:>7.1f}ms | {fixed_up:>19.7f} "
+              f"{fixed_s * 1e3:>7.1f}ms {peer_s / fixed_s:>7.1f}x | {default_up:>19.7f} "
+              f"{default_s * 1e3:>7.1f}ms {peer_s / default_s:>7.1f}x {default_up / peer_eps:>13.7f}")
+
+
+if __name__ == "__main__":
+    main()
