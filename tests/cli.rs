@@ -3045,3 +3045,34 @@ fn answers_echo_their_inputs() {
         "{table}"
     );
 }
+
+#[test]
+fn a_tighter_tolerance_is_not_capped_by_the_absolute_floor() {
+    // ε ≈ 6.19: the old fixed absolute floor 1e-4 would stop at a relative width of 1.6e-5.
+    let v = run_json(
+        &[
+            "epsilon",
+            "--sigma",
+            "1",
+            "--sampling-rate",
+            "0.01",
+            "--steps",
+            "10000",
+            "--delta",
+            "1e-5",
+            "--tolerance",
+            "1e-5",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    let upper = v["epsilon"]["upper"].as_f64().expect("upper");
+    let lower = v["epsilon"]["lower"].as_f64().expect("lower");
+    assert!(upper - lower <= 1e-5 * upper, "[{lower}, {upper}]");
+    let absolute = v["settings"]["tolerance"]["absolute_epsilon"]
+        .as_f64()
+        .expect("absolute");
+    assert!((absolute - 1e-6).abs() <= 1e-18, "{absolute}");
+    assert_eq!(v["settings"]["tolerance_met"], true);
+}

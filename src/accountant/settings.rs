@@ -21,6 +21,19 @@ pub struct Tolerance {
     pub absolute_delta: f64,
 }
 
+impl Tolerance {
+    /// The default tolerance with ε brackets `relative` wide: the absolute width for small
+    /// ε scales with it (`relative / 10`, as in the default 1e-3 and 1e-4), so asking for a
+    /// tighter relative width is never capped by the absolute one.
+    pub fn epsilon_relative(relative: f64) -> Tolerance {
+        Tolerance {
+            relative,
+            absolute_epsilon: relative / 10.0,
+            ..Tolerance::default()
+        }
+    }
+}
+
 impl Default for Tolerance {
     fn default() -> Self {
         Tolerance {

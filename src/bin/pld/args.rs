@@ -317,8 +317,8 @@ pub struct SpecArgs {
 /// How tight the answer must be.
 #[derive(Debug, Args)]
 pub struct AccuracyArgs {
-    /// Relative bracket width to reach (ε: default 1e-3, absolute 1e-4 when ε is small;
-    /// δ: default 1e-4).
+    /// Relative bracket width to reach (ε: default 1e-3, and a tenth of it as an absolute
+    /// width when ε is small; δ: default 1e-4).
     #[arg(long, value_name = "REL", allow_hyphen_values = true)]
     pub tolerance: Option<f64>,
     /// Fixed grid step in nats instead of refining to the tolerance: a number in [1e-12, 1]

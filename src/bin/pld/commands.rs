@@ -12,7 +12,9 @@ use crate::echo::Echoed;
 use crate::input::{Input, SpecText};
 use crate::progress::Progress;
 use crate::render::{self, number, PresetList};
-use pld_accountant::{spec::presets, Accountant, AccountantOptions, CalibrationProblem, Error};
+use pld_accountant::{
+    spec::presets, Accountant, AccountantOptions, CalibrationProblem, Error, Tolerance,
+};
 use std::path::{Path, PathBuf};
 
 /// A failed command: the one-line message and the exit code.
@@ -216,7 +218,8 @@ fn options(accuracy: &AccuracyArgs, target: Target, progress: &Progress) -> Acco
     let mut options = AccountantOptions::default();
     if let Some(relative) = accuracy.tolerance {
         match target {
-            Target::Epsilon => options.tolerance.relative = relative,
+            // The absolute floor for small ε scales too, so it never caps the request.
+            Target::Epsilon => options.tolerance = Tolerance::epsilon_relative(relative),
             Target::Delta => options.tolerance.relative_delta = relative,
         }
     }
