@@ -37,6 +37,57 @@ fn plans(n: usize) -> Plans {
     (planner.plan_fft_forward(n), planner.plan_fft_inverse(n))
 }
 
+/// The buffers of one FFT power or product: the real signal (input, then output), the half
+/// spectrum and the transforms' scratch.
+#[derive(Default)]
+struct Workspace {
+    real: Vec<f64>,
+    spectrum: Vec<Complex64>,
+    scratch: Vec<Complex64>,
+}
+
+impl Workspace {
+    /// Size the buffers for transforms of length `n` (contents unspecified).
+    fn prepare(&mut self, n: usize, plans: &Plans) {
+        let scratch = plans.0.get_scratch_len().max(plans.1.get_scratch_len());
+        self.real.resize(n, 0.0);
+        self.spectrum.resize(n / 2 + 1, Complex64::new(0.0, 0.0));
+        self.scratch.resize(scratch, Complex64::new(0.0, 0.0));
+    }
+
+    /// Bytes held.
+    fn bytes(&self) -> usize {
+        self.real.capacity() * 8 + (self.spectrum.capacity() + self.scratch.capacity()) * 16
+    }
+}
+
+/// Workspaces kept between calls (any thread takes any). Fresh multi-megabyte buffers cost a
+/// page fault per 4 KiB touched: reusing them made a DP-SGD query about a third faster.
+static WORKSPACES: Mutex<Vec<Workspace>> = Mutex::new(Vec::new());
+/// At most this many workspaces are kept …
+const KEPT_WORKSPACES: usize = 4;
+/// … each at most this large (bytes); larger ones are freed after use.
+const KEPT_WORKSPACE_BYTES: usize = 64 << 20;
+
+fn take_workspace() -> Workspace {
+    WORKSPACES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .pop()
+        .unwrap_or_default()
+}
+
+fn return_workspace(workspace: Workspace) {
+    if workspace.bytes() <= KEPT_WORKSPACE_BYTES {
+        let mut kept = WORKSPACES
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if kept.len() < KEPT_WORKSPACES {
+            kept.push(workspace);
+        }
+    }
+}
+
 /// The smallest even n' ≥ n whose prime factors are all in {2, 3, 5, 7} (fast for rustfft).
 pub fn fast_len(n: usize) -> usize {
     let mut candidate = n.max(2);
@@ -152,7 +203,17 @@ pub fn convolve_fft(a: &[f64], b: &[f64]) -> Convolved {
         spectral.add(hermitian_weight(j, n), e);
         product.push(z);
     }
-    inverse_and_bound(product, n, out_len, &spectral, &inverse, 0)
+    let mut out = inverse.make_output_vec();
+    let mut scratch = inverse.make_scratch_vec();
+    inverse_and_bound(
+        &mut product,
+        &mut out,
+        &mut scratch,
+        out_len,
+        &spectral,
+        &inverse,
+        0,
+    )
 }
 
 /// Weight of half-spectrum bin j in the full spectrum's sum of squares.
@@ -180,13 +241,15 @@ impl SpectralError {
 /// Invert a half spectrum, take `len` values starting at circular index `start`, clamp
 /// negatives, and bound the error from the spectral errors.
 fn inverse_and_bound(
-    mut spectrum: Vec<Complex64>,
-    n: usize,
+    spectrum: &mut [Complex64],
+    out: &mut [f64],
+    scratch: &mut [Complex64],
     len: usize,
     spectral: &SpectralError,
     inverse: &Arc<dyn ComplexToReal<f64>>,
     start: usize,
 ) -> Convolved {
+    let n = out.len();
     // The DC and Nyquist bins of a real signal's spectrum are real.
     spectrum[0].im = 0.0;
     if let Some(last) = spectrum.last_mut() {
@@ -194,9 +257,8 @@ fn inverse_and_bound(
             last.im = 0.0;
         }
     }
-    let mut out = inverse.make_output_vec();
     inverse
-        .process(&mut spectrum, &mut out)
+        .process_with_scratch(spectrum, out, scratch)
         .expect("buffer lengths come from the plan");
     let scale = 1.0 / n as f64;
     let mut values = Vec::with_capacity(len);
@@ -216,7 +278,7 @@ fn inverse_and_bound(
     }
     let stages = (n as f64).log2().ceil();
     let inverse_rounding = (FFT_ERROR_CONSTANT * stages + 1.0) * UNIT_ROUNDOFF;
-    let full_l2 = l2(&out) * scale;
+    let full_l2 = l2(out) * scale;
     let model = (spectral.squares / n as f64).sqrt() + inverse_rounding * full_l2;
     // Negative outputs are pure error: the bound must cover them, with margin.
     let roundoff_l2 = model.max(2.0 * negative_sq.sqrt());
@@ -243,12 +305,19 @@ pub fn self_convolution_period(window_len: usize, input_len: usize) -> usize {
 /// accounts for it with a tail bound.
 pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Convolved {
     let n = self_convolution_period(window_len, p.len());
-    let (forward, inverse) = plans(n);
-    let mut input = vec![0.0; n];
-    input[..p.len()].copy_from_slice(p);
-    let mut spectrum = forward.make_output_vec();
+    let plans = plans(n);
+    let (forward, inverse) = &plans;
+    let mut workspace = take_workspace();
+    workspace.prepare(n, &plans);
+    let Workspace {
+        real,
+        spectrum,
+        scratch,
+    } = &mut workspace;
+    real[..p.len()].copy_from_slice(p);
+    real[p.len()..].fill(0.0);
     forward
-        .process(&mut input, &mut spectrum)
+        .process_with_scratch(real, spectrum, scratch)
         .expect("buffer lengths come from the plan");
     let stages = (n as f64).log2().ceil();
     let e_fwd = FFT_ERROR_CONSTANT * stages * UNIT_ROUNDOFF * l1(p);
@@ -295,7 +364,11 @@ pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: us
         *x = y;
     }
     let start = (window_start % n as u64) as usize;
-    inverse_and_bound(spectrum, n, window_len, &spectral, &inverse, start)
+    let result = inverse_and_bound(
+        spectrum, real, scratch, window_len, &spectral, inverse, start,
+    );
+    return_workspace(workspace);
+    result
 }
 
 /// Bound on the modulus of a spectrum bin that [`self_convolve_window`] sets to 0:
