@@ -144,6 +144,51 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The same error with every field or parameter name it carries passed through `rename`
+    /// (e.g. to prefix `events[2].`); other errors unchanged.
+    pub fn rename_fields(self, rename: impl Fn(String) -> String) -> Error {
+        match self {
+            Error::InvalidParameter {
+                name,
+                value,
+                requirement,
+            } => Error::InvalidParameter {
+                name: rename(name),
+                value,
+                requirement,
+            },
+            Error::MissingParameter { name, hint } => Error::MissingParameter {
+                name: rename(name),
+                hint,
+            },
+            Error::UnknownMechanism {
+                field,
+                name,
+                expected,
+            } => Error::UnknownMechanism {
+                field: rename(field),
+                name,
+                expected,
+            },
+            Error::Incompatible { field, reason } => Error::Incompatible {
+                field: rename(field),
+                reason,
+            },
+            Error::NotImplemented {
+                field,
+                what,
+                detail,
+            } => Error::NotImplemented {
+                field: rename(field),
+                what,
+                detail,
+            },
+            other => other,
+        }
+    }
+}
+
 /// `text` in exponent form if it is a decimal number below 1e-4 or at least 1e16 in
 /// magnitude (`-0.00001` → `-1e-5`), else unchanged.
 fn readable_number(text: String) -> String {

@@ -1,6 +1,6 @@
 //! [`Ledger`]: the accountant of a running system, with its saved state.
 
-use super::{check_grid_step, check_tail_mass, Accountant, AccountantOptions, PldCache};
+use super::{check_grid_step, check_options, Accountant, AccountantOptions, PldCache};
 use super::{DeltaAnswer, EpsilonAnswer, Settings, Tolerance};
 use crate::bound::Bracket;
 use crate::error::{Error, Result};
@@ -647,71 +647,14 @@ impl Group {
     }
 }
 
-/// Check options as [`Accountant::new`] does.
-fn check_options(options: &AccountantOptions) -> Result<()> {
-    let t = options.tolerance;
-    for (name, v) in [
-        ("tolerance.relative", t.relative),
-        ("tolerance.absolute_epsilon", t.absolute_epsilon),
-        ("tolerance.relative_delta", t.relative_delta),
-        ("tolerance.absolute_delta", t.absolute_delta),
-    ] {
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(Error::invalid(name, v, "a finite number ≥ 0"));
-        }
-    }
-    if let Some(h) = options.grid_step {
-        check_grid_step("grid_step", h)?;
-    }
-    if let Some(tau) = options.tail_mass {
-        check_tail_mass(tau)?;
-    }
-    Ok(())
-}
-
 /// Parse one event as the specification does, its fields named `event.…`.
 pub(super) fn parse_event(value: &Value, neighbouring: Neighbouring) -> Result<Event> {
     let rename = |s: String| s.replace("events[0]", "event");
     event_from_json(value, 0, neighbouring).map_err(|e| match e {
-        Error::InvalidParameter {
-            name,
-            value,
-            requirement,
-        } => Error::InvalidParameter {
-            name: rename(name),
-            value,
-            requirement,
-        },
-        Error::MissingParameter { name, hint } => Error::MissingParameter {
-            name: rename(name),
-            hint,
-        },
-        Error::UnknownMechanism {
-            field,
-            name,
-            expected,
-        } => Error::UnknownMechanism {
-            field: rename(field),
-            name,
-            expected,
-        },
-        Error::NotImplemented {
-            field,
-            what,
-            detail,
-        } => Error::NotImplemented {
-            field: rename(field),
-            what,
-            detail,
-        },
-        Error::Incompatible { field, reason } => Error::Incompatible {
-            field: rename(field),
-            reason,
-        },
         Error::MalformedSpec { message } => Error::MalformedSpec {
             message: rename(message),
         },
-        other => other,
+        other => other.rename_fields(rename),
     })
 }
 

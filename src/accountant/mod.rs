@@ -33,6 +33,29 @@ pub const MIN_GRID_STEP: f64 = 1e-12;
 const _: () = assert!(2.0 * MAX_ABS_LOSS / MIN_GRID_STEP < 9_007_199_254_740_992.0);
 
 /// The grid step as an invalid parameter unless it is in [`MIN_GRID_STEP`, 1] nats.
+/// The options as [`Accountant::new`] (and the ledger) accept them: tolerances finite and
+/// ≥ 0, the grid step in [[`MIN_GRID_STEP`], 1] nats, the truncation mass in (0, 1e-3).
+pub(crate) fn check_options(options: &AccountantOptions) -> Result<()> {
+    let t = options.tolerance;
+    for (name, v) in [
+        ("tolerance.relative", t.relative),
+        ("tolerance.absolute_epsilon", t.absolute_epsilon),
+        ("tolerance.relative_delta", t.relative_delta),
+        ("tolerance.absolute_delta", t.absolute_delta),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(Error::invalid(name, v, "a finite number ≥ 0"));
+        }
+    }
+    if let Some(h) = options.grid_step {
+        check_grid_step("grid_step", h)?;
+    }
+    if let Some(tau) = options.tail_mass {
+        check_tail_mass(tau)?;
+    }
+    Ok(())
+}
+
 fn check_grid_step(name: &str, step: f64) -> Result<()> {
     if step.is_finite() && (MIN_GRID_STEP..=1.0).contains(&step) {
         Ok(())
@@ -145,23 +168,7 @@ impl Accountant {
     /// [`Error::InvalidParameter`] for a tolerance that is not a finite number ≥ 0, a grid step
     /// outside [[`MIN_GRID_STEP`], 1] nats or a truncation mass outside (0, 1e-3).
     pub fn new(spec: &CompositionSpec, options: AccountantOptions) -> Result<Self> {
-        let t = options.tolerance;
-        for (name, v) in [
-            ("tolerance.relative", t.relative),
-            ("tolerance.absolute_epsilon", t.absolute_epsilon),
-            ("tolerance.relative_delta", t.relative_delta),
-            ("tolerance.absolute_delta", t.absolute_delta),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(Error::invalid(name, v, "a finite number ≥ 0"));
-            }
-        }
-        if let Some(h) = options.grid_step {
-            check_grid_step("grid_step", h)?;
-        }
-        if let Some(tau) = options.tail_mass {
-            check_tail_mass(tau)?;
-        }
+        check_options(&options)?;
         Ok(Accountant {
             plan: Plan::from_spec(spec)?,
             options,

@@ -124,43 +124,5 @@ pub(super) fn relocate(e: Error, prefix: &str) -> Error {
     if prefix.is_empty() {
         return e;
     }
-    let at = |name: String| format!("{prefix}.{name}");
-    match e {
-        Error::InvalidParameter {
-            name,
-            value,
-            requirement,
-        } => Error::InvalidParameter {
-            name: at(name),
-            value,
-            requirement,
-        },
-        Error::MissingParameter { name, hint } => Error::MissingParameter {
-            name: at(name),
-            hint,
-        },
-        Error::UnknownMechanism {
-            field,
-            name,
-            expected,
-        } => Error::UnknownMechanism {
-            field: at(field),
-            name,
-            expected,
-        },
-        Error::Incompatible { field, reason } => Error::Incompatible {
-            field: at(field),
-            reason,
-        },
-        Error::NotImplemented {
-            field,
-            what,
-            detail,
-        } => Error::NotImplemented {
-            field: at(field),
-            what,
-            detail,
-        },
-        other => other,
-    }
+    e.rename_fields(|name| format!("{prefix}.{name}"))
 }
