@@ -505,6 +505,26 @@ fn pmf_fn(p: &[f64], q: &[f64], k: u64) -> Option<DeltaFn> {
     }))
 }
 
+/// The outcome probabilities (P, Q) of a symmetric finite base pair whose masses are all
+/// representable (ε₀ ≤ 700): `eps_delta` as leaky randomized response (+∞, −∞, +ε₀, −ε₀),
+/// k-ary randomized response as (truth, one other answer, the k − 2 others merged).
+fn finite_base_pair(mech: &Mech) -> Option<(Vec<f64>, Vec<f64>)> {
+    match *mech {
+        Mech::EpsDelta { eps, delta } if eps <= 700.0 => {
+            let e = (-eps).exp();
+            let (high, low) = ((1.0 - delta) / (1.0 + e), (1.0 - delta) * e / (1.0 + e));
+            Some((vec![delta, 0.0, high, low], vec![0.0, delta, low, high]))
+        }
+        Mech::RandomizedResponse { eps, k } if eps <= 700.0 => {
+            let e = (-eps).exp();
+            let d = 1.0 + (k as f64 - 1.0) * e;
+            let (truth, other, rest) = (1.0 / d, e / d, (k as f64 - 2.0) * e / d);
+            Some((vec![truth, other, rest], vec![other, truth, rest]))
+        }
+        _ => None,
+    }
+}
+
 /// The event composed `count` times exactly, when an oracle exists.
 fn exact_event(ev: &Ev, replace: bool) -> Option<DeltaFn> {
     let k = ev.count;
@@ -512,8 +532,17 @@ fn exact_event(ev: &Ev, replace: bool) -> Option<DeltaFn> {
         let base = single_base(ev, replace)?;
         return Some(sampled(ev.samp, base));
     }
-    if rate(ev.samp).is_some() {
-        return None;
+    if let Some((q, _)) = rate(ev.samp) {
+        let (p, base_q) = finite_base_pair(&ev.mech)?;
+        // The Poisson-sampled REMOVE pair ((1 − q)Q + qP, Q), enumerated k times; `pmf_fn`
+        // also takes the swapped (ADD) order.
+        let (sampled, base_q): (Vec<f64>, Vec<f64>) = p
+            .iter()
+            .zip(&base_q)
+            .map(|(&a, &b)| ((1.0 - q) * b + q * a, b))
+            .filter(|&(a, b)| a > 0.0 || b > 0.0)
+            .unzip();
+        return pmf_fn(&sampled, &base_q, k);
     }
     let f = factor(replace, ev.samp);
     match &ev.mech {

@@ -193,3 +193,87 @@ fn gaussian_huge_sigma() {
     assert!((truth.1 / 1.93836e-10 - 1.0).abs() < 1e-5, "{truth:?}");
     check_epsilon(spec, 1e-12, truth);
 }
+
+/// The Poisson-sampled pair `((1 − q)Q + qP, Q)` of a finite base pair, composed `k` times by
+/// enumeration, both orders (the truth is the larger).
+fn sampled_pair_delta(p: &[f64], q: &[f64], rate: f64, k: u64, epsilon: f64) -> (f64, f64) {
+    let (sampled, base): (Vec<f64>, Vec<f64>) = p
+        .iter()
+        .zip(q)
+        .map(|(&a, &b)| ((1.0 - rate) * b + rate * a, b))
+        .filter(|&(a, b)| a > 0.0 || b > 0.0)
+        .unzip();
+    let remove = oracle::pmf_pair_atoms(&sampled, &base, k, 100_000).unwrap();
+    let add = oracle::pmf_pair_atoms(&base, &sampled, k, 100_000).unwrap();
+    let (r, a) = (remove.delta(epsilon), add.delta(epsilon));
+    (r.0.max(a.0), r.1.max(a.1))
+}
+
+/// (10) `eps_delta` ε₀ = 100, δ₀ = 0, Poisson q = 0.001, composed k ≥ 2 times. The −ε₀
+/// atom's P-mass was computed as (1 − δ₀) − 1/(1 + e^{−ε₀}), which cancels to 0 once e^{−ε₀}
+/// is below an ulp of 1, and the atom was dropped with its Q-mass ≈ 1: δ(1) came out q^k
+/// (1e-6 for k = 2) instead of ≈ 1 − (1 − q)^k (2.0e-3). Same for randomized response at
+/// ε₀ = 800 (e^{−ε₀} underflows). Sweep seed 7, case 137.
+#[test]
+fn sampled_eps_delta_large_epsilon_keeps_partial_hits() {
+    for (eps0, k) in [(100.0, 2), (100.0, 10), (60.0, 3), (300.0, 2), (550.0, 5)] {
+        let spec = format!(
+            r#"{{"events":[{{"mechanism":"eps_delta","epsilon":{eps0},"delta":0,"sampling":{{"poisson":0.001}},"count":{k}}}]}}"#
+        );
+        let e = (-eps0 as f64).exp();
+        let (high, low) = (1.0 / (1.0 + e), e / (1.0 + e));
+        let truth = sampled_pair_delta(&[high, low], &[low, high], 0.001, k, 1.0);
+        assert!(truth.0 > 0.99 * -(k as f64 * (-0.001f64).ln_1p()).exp_m1());
+        check_delta(&spec, 1.0, truth);
+    }
+    // ε₀ = 800: e^{−ε₀} = 0 in f64. Each hit's loss ≈ 800 + ln q ≫ 1, so δ(1) is at least
+    // the chance of a hit, 1 − (1 − q)^k, times (1 − e^{1 − 793}).
+    for mechanism in [
+        r#""mechanism":"eps_delta","epsilon":800,"delta":0"#,
+        r#""mechanism":"randomized_response","epsilon":800"#,
+    ] {
+        let spec =
+            format!(r#"{{"events":[{{{mechanism},"sampling":{{"poisson":0.001}},"count":2}}]}}"#);
+        check_delta(
+            &spec,
+            1.0,
+            (-(2.0 * (-0.001f64).ln_1p()).exp_m1() * (1.0 - 1e-12), 1.0),
+        );
+    }
+}
+
+/// (11) Sweep seed 7, case 137 as found: `eps_delta` (119.2, 0) at q = 4.6e-12 composed
+/// 8.6e10 times. The number of hits is Binomial(k, q) with mean 0.4; one hit has loss
+/// ≈ 119.2 + ln q − (k−1)·q ≈ 92.8, so δ(ε) ≥ P(≥ 1 hit)·(1 − e^{ε − 92}) and ε(δ) stays
+/// large for δ below P(≥ 1 hit) ≈ 0.33. The answer was [0, 0].
+#[test]
+fn sampled_eps_delta_huge_count_tiny_rate() {
+    let (q, k): (f64, u64) = (4.6e-12, 86_000_000_000);
+    let spec = format!(
+        r#"{{"events":[{{"mechanism":"eps_delta","epsilon":119.2,"delta":0,"sampling":{{"poisson":{q}}},"count":{k}}}]}}"#
+    );
+    let hit = -(k as f64 * (-q).ln_1p()).exp_m1();
+    assert!((0.32..0.34).contains(&hit), "{hit}");
+    // Loss with one hit ≥ ln(1 − q + q·e^{119.2}·(1 − e^{−119.2})) + (k − 1)·ln(1 − q) > 92.
+    check_delta(&spec, 50.0, (hit * -(50.0f64 - 92.0).exp_m1(), 1.0));
+    check_epsilon(&spec, 0.2, at_least(50.0));
+}
+
+/// (12) Sweep seed 7, case 94: a mixture of Gaussians, `eps_delta` (119.16, 0) and discrete
+/// Laplace scale 0.0353, at δ = 4.2e-294. The lower end came out 600 above an upper end of
+/// 147.5 (the same cancellation as (10) put the `eps_delta` pair's Q-mass at 0). The truth
+/// is at least the `eps_delta` run's ε(δ) = 119.16 and, each run adding its top loss, at
+/// most ∞; the bracket must be ordered and contain 119.16-or-more.
+#[test]
+fn eps_delta_large_epsilon_in_a_mixed_composition() {
+    let spec = r#"{"events":[
+        {"mechanism":"mixture_of_gaussians","probabilities":[1.0],"sensitivities":[0.013219813693130992],"sigma":153.12282395316882},
+        {"mechanism":"eps_delta","epsilon":119.15663263360145,"delta":0},
+        {"mechanism":"discrete_laplace","scale":0.03533208245752974,"sensitivity":1}]}"#;
+    let delta = 4.2096347744597055e-294;
+    let eps0 = 119.15663263360145;
+    let alone = oracle::invert(&|e| oracle::eps_delta(1, eps0, 0.0, e), delta).0;
+    // The three top losses add up to 119.157 + 1/0.0353 + a hair: no lower end above that.
+    let top = eps0 + 1.0 / 0.03533208245752974 + 1e-3;
+    check_epsilon(spec, delta, (alone, top));
+}

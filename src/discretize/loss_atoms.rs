@@ -76,9 +76,25 @@ impl LossAtoms {
         LossAtoms::from_atoms(atoms, p_infinity, q_neg_infinity)
     }
 
-    /// A PLD from atoms (in any order; atoms with no P-mass are dropped) and the infinite
-    /// masses.
+    /// A PLD from atoms (in any order) and the infinite masses.
+    ///
+    /// An atom whose P-mass is 0 (it underflowed: e.g. `e^{−ε}` for ε > 745) or whose loss is
+    /// −∞ has its Q-mass moved to loss −∞, where it still counts under subsampling and in the
+    /// swapped (ADD) pair; its P-mass, below the smallest positive double, is dropped. An atom
+    /// at loss +∞ has its P-mass moved to `p_infinity`. Atoms without mass are dropped.
     pub fn from_atoms(mut atoms: Vec<LossAtom>, p_infinity: f64, q_neg_infinity: f64) -> Self {
+        use crate::numeric::summation::neumaier_sum;
+        let to_neg_infinity =
+            |a: &&LossAtom| (a.p <= 0.0 || a.loss == f64::NEG_INFINITY) && a.q > 0.0;
+        let q_neg_infinity =
+            q_neg_infinity + neumaier_sum(atoms.iter().filter(to_neg_infinity).map(|a| a.q));
+        let p_infinity = p_infinity
+            + neumaier_sum(
+                atoms
+                    .iter()
+                    .filter(|a| a.p > 0.0 && a.loss == f64::INFINITY)
+                    .map(|a| a.p),
+            );
         atoms.retain(|a| a.p > 0.0 && a.loss.is_finite());
         atoms.sort_by(|a, b| a.loss.total_cmp(&b.loss));
         LossAtoms {
@@ -502,4 +518,60 @@ fn merge_onto_grid(
         out.left = (p, q);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An atom whose P-mass underflowed keeps its Q-mass (at −∞): Poisson subsampling then
+    /// turns it into the outcome where the record is not sampled, loss ln(1 − q) with
+    /// P-mass (1 − q)·Q, instead of losing it.
+    #[test]
+    fn underflowed_p_mass_keeps_its_q_mass() {
+        let atoms = LossAtoms::from_atoms(
+            vec![
+                LossAtom {
+                    loss: 800.0,
+                    p: 1.0,
+                    q: 0.0,
+                },
+                LossAtom {
+                    loss: -800.0,
+                    p: 0.0,
+                    q: 1.0,
+                },
+            ],
+            0.0,
+            0.0,
+        );
+        assert_eq!(atoms.atoms().len(), 1);
+        assert_eq!(atoms.q_neg_infinity, 1.0);
+        let sampled = atoms.poisson_subsampled(0.25);
+        let masses: f64 = sampled.atoms().iter().map(|a| a.p).sum();
+        assert!((masses - 1.0).abs() < 1e-15, "{sampled:?}");
+        let stay = sampled.atoms()[0];
+        assert!((stay.loss - 0.75f64.ln()).abs() < 1e-15 && (stay.p - 0.75).abs() < 1e-15);
+    }
+
+    /// `eps_delta` (ε, 0) keeps both masses whole at every ε: the −ε atom's P-mass is
+    /// e^{−ε}/(1 + e^{−ε}) (not a cancelled 1 − 1/(1 + e^{−ε})), and past ε ≈ 745, where
+    /// it underflows, its Q-mass sits at −∞.
+    #[test]
+    fn eps_delta_masses_are_whole_at_large_epsilon() {
+        for epsilon in [1.0, 40.0, 100.0, 700.0, 800.0] {
+            let atoms = crate::mechanism::discrete::eps_delta(epsilon, 0.0);
+            let p: f64 = atoms.atoms().iter().map(|a| a.p).sum::<f64>() + atoms.p_infinity;
+            let q: f64 = atoms.atoms().iter().map(|a| a.q).sum::<f64>() + atoms.q_neg_infinity;
+            assert!(
+                (p - 1.0).abs() < 1e-15 && (q - 1.0).abs() < 1e-15,
+                "{atoms:?}"
+            );
+            let bottom = atoms.atoms()[0];
+            if epsilon < 700.0 {
+                let expected = -epsilon - (-epsilon).exp().ln_1p();
+                assert!((bottom.p.ln() - expected).abs() < 1e-12, "{atoms:?}");
+            }
+        }
+    }
 }

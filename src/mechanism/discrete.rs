@@ -60,8 +60,11 @@ pub fn randomized_response(epsilon: f64, categories: u64) -> LossAtoms {
 /// Thm 3.3 and Lemma 3.1; Murtagh & Vadhan, "The complexity of computing the optimal
 /// composition of differential privacy", TCC 2016.
 pub fn eps_delta(epsilon: f64, delta: f64) -> LossAtoms {
-    let high = (1.0 - delta) / (1.0 + (-epsilon).exp());
-    let low = (1.0 - delta) - high;
+    // Both from e^{−ε} directly: (1−δ) − high cancels to 0 once e^{−ε} is below an ulp of 1
+    // (ε ≳ 37), which would drop the −ε atom's Q-mass of about 1.
+    let e = (-epsilon).exp();
+    let high = (1.0 - delta) / (1.0 + e);
+    let low = (1.0 - delta) * e / (1.0 + e);
     LossAtoms::from_atoms(
         vec![
             LossAtom {
