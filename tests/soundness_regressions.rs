@@ -216,11 +216,17 @@ fn sampled_pair_delta(p: &[f64], q: &[f64], rate: f64, k: u64, epsilon: f64) -> 
 /// ε₀ = 800 (e^{−ε₀} underflows). Sweep seed 7, case 137.
 #[test]
 fn sampled_eps_delta_large_epsilon_keeps_partial_hits() {
-    for (eps0, k) in [(100.0, 2), (100.0, 10), (60.0, 3), (300.0, 2), (550.0, 5)] {
+    for (eps0, k) in [
+        (100.0f64, 2),
+        (100.0, 10),
+        (60.0, 3),
+        (300.0, 2),
+        (550.0, 5),
+    ] {
         let spec = format!(
             r#"{{"events":[{{"mechanism":"eps_delta","epsilon":{eps0},"delta":0,"sampling":{{"poisson":0.001}},"count":{k}}}]}}"#
         );
-        let e = (-eps0 as f64).exp();
+        let e = (-eps0).exp();
         let (high, low) = (1.0 / (1.0 + e), e / (1.0 + e));
         let truth = sampled_pair_delta(&[high, low], &[low, high], 0.001, k, 1.0);
         assert!(truth.0 > 0.99 * -(k as f64 * (-0.001f64).ln_1p()).exp_m1());
