@@ -534,15 +534,14 @@ fn exact_event(ev: &Ev, replace: bool) -> Option<DeltaFn> {
     }
     if let Some((q, _)) = rate(ev.samp) {
         let (p, base_q) = finite_base_pair(&ev.mech)?;
-        // The Poisson-sampled REMOVE pair ((1 − q)Q + qP, Q), enumerated k times; `pmf_fn`
-        // also takes the swapped (ADD) order.
-        let (sampled, base_q): (Vec<f64>, Vec<f64>) = p
-            .iter()
-            .zip(&base_q)
-            .map(|(&a, &b)| ((1.0 - q) * b + q * a, b))
-            .filter(|&(a, b)| a > 0.0 || b > 0.0)
-            .unzip();
-        return pmf_fn(&sampled, &base_q, k);
+        // The Poisson-sampled REMOVE pair ((1 − q)Q + qP, Q) and its swap (ADD), enumerated
+        // k times.
+        let remove = oracle::sampled_pair_atoms(&p, &base_q, q, false, k, 20_000)?;
+        let add = oracle::sampled_pair_atoms(&p, &base_q, q, true, k, 20_000)?;
+        return Some(Box::new(move |e| {
+            let (x, y) = (remove.delta(e), add.delta(e));
+            (x.0.max(y.0), x.1.max(y.1))
+        }));
     }
     let f = factor(replace, ev.samp);
     match &ev.mech {

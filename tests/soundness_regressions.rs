@@ -197,14 +197,8 @@ fn gaussian_huge_sigma() {
 /// The Poisson-sampled pair `((1 − q)Q + qP, Q)` of a finite base pair, composed `k` times by
 /// enumeration, both orders (the truth is the larger).
 fn sampled_pair_delta(p: &[f64], q: &[f64], rate: f64, k: u64, epsilon: f64) -> (f64, f64) {
-    let (sampled, base): (Vec<f64>, Vec<f64>) = p
-        .iter()
-        .zip(q)
-        .map(|(&a, &b)| ((1.0 - rate) * b + rate * a, b))
-        .filter(|&(a, b)| a > 0.0 || b > 0.0)
-        .unzip();
-    let remove = oracle::pmf_pair_atoms(&sampled, &base, k, 100_000).unwrap();
-    let add = oracle::pmf_pair_atoms(&base, &sampled, k, 100_000).unwrap();
+    let remove = oracle::sampled_pair_atoms(p, q, rate, false, k, 100_000).unwrap();
+    let add = oracle::sampled_pair_atoms(p, q, rate, true, k, 100_000).unwrap();
     let (r, a) = (remove.delta(epsilon), add.delta(epsilon));
     (r.0.max(a.0), r.1.max(a.1))
 }

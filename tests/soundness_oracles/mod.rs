@@ -758,16 +758,6 @@ pub fn discrete_gaussian_atoms(sigma: f64, shift: u64, max_atoms: usize) -> Opti
 /// The k-fold composition of a finite pair (p, q) in the REMOVE order p‖q, as atoms, by
 /// enumerating multinomial count vectors. None if there are more than `max` vectors.
 pub fn pmf_pair_atoms(p: &[f64], q: &[f64], k: u64, max: usize) -> Option<Atoms> {
-    let n = p.len();
-    // Number of count vectors C(k + n − 1, n − 1).
-    let mut vectors = 1.0f64;
-    for i in 1..n {
-        vectors *= (k as f64 + i as f64) / i as f64;
-    }
-    if vectors > max as f64 {
-        return None;
-    }
-    let lnfact = |x: u64| libm::lgamma(x as f64 + 1.0);
     let losses: Vec<f64> = p
         .iter()
         .zip(q)
@@ -781,6 +771,55 @@ pub fn pmf_pair_atoms(p: &[f64], q: &[f64], k: u64, max: usize) -> Option<Atoms>
             }
         })
         .collect();
+    composed_atoms(p, &losses, k, max)
+}
+
+/// The Poisson-sampled pair of a finite base pair (P, Q) at rate `rate`, composed k times,
+/// as atoms: REMOVE `((1 − rate)Q + rate·P, Q)` (or, with `add`, the swapped order). The
+/// losses are taken as `ln1p(rate·expm1(ln P − ln Q))`, accurate for any rate: the log of
+/// the rounded mixture would lose them below an ulp of 1 (rate 1e-12). None if there are
+/// more than `max` count vectors.
+pub fn sampled_pair_atoms(
+    p: &[f64],
+    q: &[f64],
+    rate: f64,
+    add: bool,
+    k: u64,
+    max: usize,
+) -> Option<Atoms> {
+    let mut masses = Vec::new();
+    let mut losses = Vec::new();
+    for (&a, &b) in p.iter().zip(q) {
+        let mixed = (1.0 - rate) * b + rate * a;
+        let loss = if b == 0.0 {
+            f64::INFINITY
+        } else if a == 0.0 {
+            (-rate).ln_1p()
+        } else {
+            (rate * (a.ln() - b.ln()).exp_m1()).ln_1p()
+        };
+        let (mass, loss) = if add { (b, -loss) } else { (mixed, loss) };
+        if mass > 0.0 {
+            masses.push(mass);
+            losses.push(loss);
+        }
+    }
+    composed_atoms(&masses, &losses, k, max)
+}
+
+/// The k-fold composition of a finite PLD given as outcome P-masses and their losses, by
+/// enumerating multinomial count vectors. None if there are more than `max` vectors.
+fn composed_atoms(p: &[f64], losses: &[f64], k: u64, max: usize) -> Option<Atoms> {
+    let n = p.len();
+    // Number of count vectors C(k + n − 1, n − 1).
+    let mut vectors = 1.0f64;
+    for i in 1..n {
+        vectors *= (k as f64 + i as f64) / i as f64;
+    }
+    if vectors > max as f64 {
+        return None;
+    }
+    let lnfact = |x: u64| libm::lgamma(x as f64 + 1.0);
     let mut atoms = Vec::new();
     let mut counts = vec![0u64; n];
     fn rec(i: usize, left: u64, counts: &mut Vec<u64>, visit: &mut dyn FnMut(&[u64])) {
@@ -811,6 +850,13 @@ pub fn pmf_pair_atoms(p: &[f64], q: &[f64], k: u64, max: usize) -> Option<Atoms>
     // lgamma of numbers up to ~1e5 carries ~1e-15·ln k! absolute error: charge it.
     let mut result = Atoms::new(atoms, 0.0);
     result.rel = 1e-12 + 4e-14 * (1.0 + lnfact(k));
+    // A composed loss Σ cᵢℓᵢ carries a few ulps of each term, up to k·max|ℓᵢ| in all even
+    // where the terms cancel: charge the shift of ε on that scale.
+    let largest = losses
+        .iter()
+        .filter(|l| l.is_finite())
+        .fold(0.0f64, |m, l| m.max(l.abs()));
+    result.scale = result.scale.max(k as f64 * largest);
     Some(result)
 }
 
