@@ -45,6 +45,10 @@ pub(super) enum Component {
     },
 }
 
+/// Most grid points across the widest single event on the first grid of a tolerance-driven
+/// search (see [`Plan::initial_step`]).
+pub(super) const FIRST_GRID_POINTS: usize = 1 << 16;
+
 /// Largest lattice refinement tried when aligning the grid to several lattices.
 pub(super) const MAX_LATTICE_DIVISOR: u32 = 1000;
 
@@ -248,9 +252,19 @@ impl Plan {
     /// compositions (measured on DP-SGD; second order), so this step gives a bracket of about
     /// 0.01 nats: coarse enough to be cheap, and refinement rescales it in one go. When every
     /// event is a finite pair on a common lattice, the lattice itself is the grid (exact).
+    ///
+    /// The first grid is also kept cheap: at most [`FIRST_GRID_POINTS`] points across the
+    /// widest single event (by its rough width). A huge count would otherwise ask for a step
+    /// of 1e-5 on a wide event (millions of points, minutes for a mixture) even when the
+    /// composition lies far beyond the representable loss range and a coarse grid already
+    /// answers; when a finer grid is needed, refinement gets there in a step or two.
     pub(super) fn initial_step(&self) -> f64 {
         let k: u64 = self.groups.iter().map(|g| g.count).sum::<u64>() + 1;
-        let step = (0.02 / k as f64).sqrt().clamp(1e-5, 2e-2);
+        let cheap = self.widest_loss_width() / FIRST_GRID_POINTS as f64;
+        let step = (0.02 / k as f64)
+            .sqrt()
+            .clamp(1e-5, 2e-2)
+            .max(cheap.min(1.0));
         let all_on_lattice = self.gaussian_mu.is_none()
             && self.groups.iter().all(|g| {
                 matches!(g.component, Component::Atoms { lattice: Some(u), .. } if u > 0.0)
@@ -325,14 +339,17 @@ impl Plan {
 
     /// Whether a grid of this step stays within the size limits (rough, per mechanism).
     pub(super) fn fits(&self, step: f64) -> bool {
+        2.0 * self.widest_loss_width() / step < MAX_GRID_POINTS as f64
+    }
+
+    /// A rough width (nats) of the widest single event's loss range.
+    fn widest_loss_width(&self) -> f64 {
         let gaussian_width = |mu: f64| mu * mu / 2.0 + 20.0 * mu + 1.0;
-        let widest = self
-            .groups
+        self.groups
             .iter()
             .map(|g| g.component.loss_width(gaussian_width))
             .chain(self.gaussian_mu.map(gaussian_width))
-            .fold(0.0, f64::max);
-        2.0 * widest / step < MAX_GRID_POINTS as f64
+            .fold(0.0, f64::max)
     }
 }
 
