@@ -51,3 +51,22 @@ fn laplace_composed_past_the_limit_keeps_its_lower_bound() {
     assert_eq!(upper, 1.0);
     assert!((0.9999..=1.0).contains(&lower), "lower {lower}");
 }
+
+/// Sweep seed 11, case 11: Laplace events with ε₀ = 17.18 (× 8) and 0.00813 under replace.
+/// Their common lattice is 6e-6 nats; aligning every grid to it asked for 46 million points,
+/// and the default search refused the spec with GridTooLarge instead of coarsening. The
+/// Laplace pair with ε₀ = 17.18 alone has δ(0) = 1 − e^{−ε₀/2} = 0.99981 (its total variation
+/// distance), which bounds the composition's δ(0) from below.
+#[test]
+fn incommensurable_lattices_do_not_force_a_huge_grid() {
+    let spec = r#"{"events":[
+        {"count":265501,"delta":2.1235336662859398e-131,"epsilon":0.0,"mechanism":"eps_delta"},
+        {"count":8,"mechanism":"laplace","scale":4.538110586896151,"sensitivity":38.98549413906396},
+        {"count":1,"mechanism":"laplace","scale":371.6744737370114,"sensitivity":1.5102338874295052}],
+        "neighbouring":"replace"}"#;
+    let (lower, upper, _) = delta(spec, 1.9782953603719263e-11);
+    let epsilon0: f64 = 2.0 * 38.98549413906396 / 4.538110586896151;
+    let one_event = -(-epsilon0 / 2.0).exp_m1();
+    assert!(upper >= one_event && upper <= 1.0, "upper {upper}");
+    assert!(lower <= upper, "[{lower}, {upper}]");
+}

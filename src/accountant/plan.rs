@@ -284,8 +284,13 @@ impl Plan {
     /// The largest step ≤ `step` that divides the common lattice of the events whose atoms
     /// are spaced at least `step` apart, so those atoms sit exactly on grid points (both
     /// roundings are then exact for them); `step` itself if there is no common lattice.
+    ///
+    /// Alignment only makes the bracket tighter (every grid gives valid bounds), so it may
+    /// not shrink the step below `step / 4`: events whose lattice would force that (two
+    /// Laplace events with ε₀ = 17.18 and 0.00813 have a common lattice of 6e-6 nats, and a
+    /// grid of 46 million points) are left off the grid, and coarsening can always proceed.
     pub(super) fn aligned_step(&self, step: f64) -> f64 {
-        match self.common_lattice(step) {
+        match self.common_lattice_at_least(step, step / 4.0) {
             Some(unit) => unit / (unit / step * (1.0 - 1e-12)).ceil().max(1.0),
             None => step,
         }
@@ -296,6 +301,14 @@ impl Plan {
     /// merely worth keeping on the grid (the largest atom of a pair without a lattice) are
     /// added one by one where they fit.
     pub(super) fn common_lattice(&self, smallest: f64) -> Option<f64> {
+        self.common_lattice_at_least(smallest, 0.0)
+    }
+
+    /// [`Plan::common_lattice`] of the units that keep it at least `floor`: taken one by one
+    /// (the lattices events require, then the losses worth keeping), each dropped if the
+    /// common lattice with it would be finer than `floor` or would not exist. With
+    /// `floor = 0` every required unit is kept when they have a common lattice at all.
+    fn common_lattice_at_least(&self, smallest: f64, floor: f64) -> Option<f64> {
         let keep = |u: &f64| *u > 0.0 && *u >= smallest && u.is_finite();
         let (mut required, mut optional) = (Vec::new(), Vec::new());
         for group in &self.groups {
@@ -323,13 +336,31 @@ impl Plan {
         }
         required.retain(keep);
         optional.retain(keep);
-        let mut units = required;
-        let mut lattice = lattice_of(&units);
-        for u in optional {
+        if floor <= 0.0 {
+            // Every required unit, or none: the caller needs a lattice of all of them.
+            let mut units = required;
+            let mut lattice = lattice_of(&units);
+            if lattice.is_none() && !units.is_empty() {
+                return None;
+            }
+            for u in optional {
+                units.push(u);
+                match lattice_of(&units) {
+                    Some(g) => lattice = Some(g),
+                    None => {
+                        units.pop();
+                    }
+                }
+            }
+            return lattice;
+        }
+        let mut units = Vec::new();
+        let mut lattice = None;
+        for u in required.into_iter().chain(optional) {
             units.push(u);
             match lattice_of(&units) {
-                Some(g) => lattice = Some(g),
-                None => {
+                Some(g) if g >= floor => lattice = Some(g),
+                _ => {
                     units.pop();
                 }
             }
