@@ -71,3 +71,27 @@ fn incommensurable_lattices_do_not_force_a_huge_grid() {
     assert!(upper >= one_event && upper <= 1.0, "upper {upper}");
     assert!(lower <= upper, "[{lower}, {upper}]");
 }
+
+/// Sweep seed 20261124, case 1491: a discrete Gaussian with σ = 670287 cannot be listed on
+/// any grid of at most 1 nat. The default search coarsened the grid step ×4 at a time
+/// without limit and reached 2502 nats, where the composition failed as an *invalid
+/// parameter* (exit 2, the user's fault) instead of the clean `GridTooLarge` refusal.
+#[test]
+fn coarsening_stops_at_the_coarsest_grid() {
+    let spec = CompositionSpec::from_json_str(
+        r#"{"events":[
+        {"categories":904,"count":1174235,"epsilon":332.2943019764827,"mechanism":"randomized_response"},
+        {"count":365218337,"mechanism":"discrete_gaussian","sensitivity":1,"sigma":670287.1341127601},
+        {"count":1,"mechanism":"discrete_gaussian","sensitivity":371,"sigma":0.12175666666021367}],
+        "neighbouring":"replace"}"#,
+    )
+    .unwrap();
+    let error = Accountant::new(&spec, AccountantOptions::default())
+        .unwrap()
+        .epsilon_for_delta(3.062228250966507e-12)
+        .unwrap_err();
+    assert!(
+        matches!(error, pld_accountant::Error::GridTooLarge { .. }),
+        "{error}"
+    );
+}
