@@ -322,7 +322,11 @@ impl GridPmf {
             let conv = self_convolve_window(&tilted, k, window.bottom, len);
             // Mass of the tilted k-fold sum outside the window wraps into it.
             let aliased = tilted_window_leak(&tilted, single.step, k, window);
-            let per_entry = conv.roundoff_floor + aliased;
+            // The worst-case per-entry bound, not the noise-floor estimate: a tilted copy's
+            // error is untilted by factors up to e^{k·a − θ·l}, and at huge k its near-zero
+            // frequencies carry a smooth error far above the noise floor (sweep seed
+            // 20261124, case 636: the estimate said 1e-18, entries were 1e-10 off).
+            let per_entry = conv.entry_bound.max(conv.roundoff_floor) + aliased;
             for (i, value) in conv.values.iter().enumerate() {
                 // Untilt: r = r̃ · e^{k·a − θ l}.
                 let factor = (kf * log_normalizer - theta * self.loss(i)).exp();
