@@ -220,8 +220,27 @@ impl Accountant {
         } else {
             0
         };
-        let (epsilon, settings) =
-            self.refine(tail_mass, tilts, |pmf| pmf.epsilon_for_delta(delta), target)?;
+        let query = |pmf: &GridPmf| pmf.epsilon_for_delta(delta);
+        let (mut epsilon, mut settings) = self.refine(tail_mass, tilts, query, target)?;
+        if tilts == 0 && !settings.tolerance_met {
+            // Round-off rather than the grid may keep the bracket wide (counts of 1e8 and
+            // more multiply the transforms' error by k): tilted powers bound it far tighter.
+            // Both brackets are guaranteed, so their intersection is too.
+            if let Ok((tilted, tilted_settings)) = self.refine(tail_mass, TAIL_TILTS, query, target)
+            {
+                let merged = Bracket {
+                    upper: epsilon.upper.min(tilted.upper),
+                    lower: epsilon.lower.max(tilted.lower),
+                };
+                if tilted.width() < epsilon.width() {
+                    settings = tilted_settings;
+                }
+                settings.bracket_width = merged.width();
+                settings.target_width = target(&merged);
+                settings.tolerance_met = merged.width() <= settings.target_width;
+                epsilon = merged;
+            }
+        }
         Ok(EpsilonAnswer {
             delta,
             epsilon,
@@ -273,7 +292,9 @@ impl Accountant {
             };
             let wanted = (1e-9 * reference).max(MIN_TAIL_MASS);
             let retruncate = self.options.tail_mass.is_none() && wanted < 0.1 * tail_mass;
-            let retilt = tilts == 0 && delta.upper < TILT_BELOW_DELTA;
+            // Tilts also when the bracket is too wide: at huge counts round-off, not the grid,
+            // may be what keeps it so.
+            let retilt = tilts == 0 && (delta.upper < TILT_BELOW_DELTA || !settings.tolerance_met);
             if (retruncate || retilt) && passes < 4 {
                 if retruncate {
                     tail_mass = wanted;

@@ -114,23 +114,22 @@ pub struct Convolved {
     pub values: Vec<f64>,
     /// Bound on `‖computed − exact‖₂` (clamping negatives only reduces the error).
     pub roundoff_l2: f64,
-    /// Estimate of the absolute round-off floor of every entry (FFT errors are spread
-    /// evenly over the output): `max(4·max|negative output|, 8·log₂N·u·max output)`.
+    /// The absolute round-off charged to every entry: the larger of `entry_bound` (a worst-case
+    /// bound) and the estimate `max(4·max|negative output|, 8·log₂N·u·max output)` (FFT
+    /// errors spread evenly over the output).
     ///
-    /// An a-posteriori estimate: the true outputs are non-negative, so negative outputs are pure
-    /// error and show the floor's size; the second term covers outputs with no negatives.
-    /// Measured errors stay well below it (tests/fft_convolution.rs), and it is far tighter
-    /// than the worst-case `roundoff_l2`, which grows with k·log N even when the actual error
-    /// does not.
+    /// In the estimate, negative outputs are pure error (the true outputs are non-negative)
+    /// and show the noise's size; the second term covers outputs with no negatives. The
+    /// estimate alone is not a bound: it misses errors that are not spread like noise (see
+    /// `entry_bound`), and with it an 8-ary randomized response composed 1.27e8 times gave
+    /// an ε bracket whose ends crossed.
     pub roundoff_floor: f64,
     /// A worst-case bound on every entry's absolute error, `Σ_j |E_j| / N` over the spectral
     /// error bounds `E_j` plus the inverse transform's rounding `γ·Σ_j |Y_j| / N` (an
-    /// inverse DFT output is the mean of the bins times unit phases). Unlike
-    /// `roundoff_floor` it also covers errors that are not spread like noise: a k-th power
-    /// multiplies the forward transform's error in the bins near frequency 0 by k, which
-    /// shifts a whole smooth stretch of entries the same way (1e-10 per entry at k ≈ 1e8).
-    /// `f64::INFINITY` where no spectral bound is tracked (direct convolution: use
-    /// `roundoff_floor`, which is a bound there).
+    /// inverse DFT output is the mean of the bins times unit phases). It also covers errors
+    /// that are not spread like noise: a k-th power multiplies the forward transform's error
+    /// in the bins near frequency 0 by k, which shifts a whole smooth stretch of entries the
+    /// same way (1e-10 per entry at k ≈ 1e8). Typically 1e-15 at k = 1e4.
     pub entry_bound: f64,
 }
 
@@ -212,6 +211,7 @@ pub fn convolve_fft(a: &[f64], b: &[f64]) -> Convolved {
         let z = x * y;
         let e = modulus(*x) * eb + modulus(*y) * ea + ea * eb + 4.0 * UNIT_ROUNDOFF * modulus(z);
         spectral.add(hermitian_weight(j, n), e);
+        spectral.add_magnitude(hermitian_weight(j, n), modulus(z));
         product.push(z);
     }
     let mut out = inverse.make_output_vec();
@@ -307,11 +307,11 @@ fn inverse_and_bound(
     // Each output is (1/N)·Σ_j Y_j ω^{ij}: its error from the spectral errors is at most
     // (1/N)·Σ_j |E_j|, and the inverse transform's own rounding at most γ·(1/N)·Σ_j |Y_j|.
     // Only meaningful when every bin's magnitude was recorded (self-convolution).
-    let entry_bound = if spectral.magnitudes > 0.0 {
-        ((spectral.sum + inverse_rounding * spectral.magnitudes) * scale) * (1.0 + 1e-6)
-    } else {
-        f64::INFINITY
-    };
+    let entry_bound =
+        ((spectral.sum + inverse_rounding * spectral.magnitudes) * scale) * (1.0 + 1e-6);
+    // The floor charged per entry must be a bound: the estimate alone fails at huge k
+    // (8-ary randomized response × 1.27e8 gave an ε bracket with its ends crossed).
+    let roundoff_floor = roundoff_floor.max(entry_bound);
     Convolved {
         values,
         roundoff_l2,
@@ -352,9 +352,21 @@ pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: us
     let stages = (n as f64).log2().ceil();
     let e_fwd = FFT_ERROR_CONSTANT * stages * UNIT_ROUNDOFF * l1(p);
     let kf = k as f64;
+    // The bins near frequency 0 keep |x| ≈ 1, so the k-th power multiplies their error by
+    // about k: those (while k·|x|^{k−1} > 1, at most NEAR_ZERO_BINS) are recomputed directly,
+    // with error DIRECT_DFT_ERROR·u·‖p‖₁ instead of the transform's e_fwd.
+    let direct_bins = near_zero_bins(spectrum, k, n, p);
+    let e_direct = DIRECT_DFT_ERROR * UNIT_ROUNDOFF * l1(p);
     // Bins whose k-th power is below 1e-300 are set to 0 (and their error still bounded).
     let negligible = (-690.0 / kf).exp();
     let power_rounding = (2.0 * kf.log2().max(1.0) + 4.0) * UNIT_ROUNDOFF;
+    // Relative error of z^k by binary powering: a complex product is within √5·u of the
+    // exact one (Brent, Percival & Zimmermann, Math. Comp. 2007), squaring doubles the
+    // relative error so far, so the s-th square is within √5·u·(2^s − 1) and the product of
+    // the squares for k's bits within √5·u·(k + log₂k + 1), to first order; the factor
+    // (1 + 4ku) covers the second-order terms while k·u ≪ 1.
+    let binary_power_error =
+        2.25 * (kf + kf.log2().max(1.0) + 2.0) * UNIT_ROUNDOFF * (1.0 + 4.0 * kf * UNIT_ROUNDOFF);
     let mut spectral = SpectralError::default();
     // The zero-frequency bin is the total mass: take it from a compensated sum and power it
     // as exp(k·ln1p(f − 1)), so the result's mass is exact up to the inverse transform's
@@ -376,6 +388,7 @@ pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: us
             *x = Complex64::new(y, 0.0);
             continue;
         }
+        let e_fwd = if j <= direct_bins { e_direct } else { e_fwd };
         let r = modulus(*x);
         let outer = r + e_fwd;
         let propagated = if outer < negligible {
@@ -392,7 +405,7 @@ pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: us
         } else {
             (complex_pow(*x, k), 0.0)
         };
-        let e = propagated + dropped + power_rounding * kf * modulus(y) + f64::MIN_POSITIVE;
+        let e = propagated + dropped + binary_power_error * modulus(y) + f64::MIN_POSITIVE;
         spectral.add(hermitian_weight(j, n), e);
         spectral.add_magnitude(hermitian_weight(j, n), modulus(y));
         *x = y;
@@ -403,6 +416,65 @@ pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: us
     );
     return_workspace(workspace);
     result
+}
+
+/// Most bins near frequency 0 that [`self_convolve_window`] recomputes directly.
+const NEAR_ZERO_BINS: usize = 64;
+/// Error of a directly computed bin, in units of `u·‖p‖₁`: each term `pᵢ·ω^{ij}` carries the
+/// twiddle's error (two table entries, each within 1.5u after `sin_cos` of a reduced angle,
+/// and their product's rounding, ≤ 5u in all) and the product's (≤ 2u); the compensated sum
+/// adds 2u of the total and O(N u²) of ‖p‖₁.
+const DIRECT_DFT_ERROR: f64 = 10.0;
+
+/// Recompute the bins j = 1, 2, … of `spectrum` (the forward real DFT of `p`, length `n`)
+/// while the k-th power amplifies their error (`k·|x_j|^{k−1} > 1`), by a compensated direct
+/// sum `Σᵢ pᵢ e^{−2πi·ij/n}`; returns the last bin recomputed (0 for none). The twiddle
+/// `ω^{m}`, m = ij mod n, is `T_hi[m / B]·T_lo[m mod B]` from two tables of `sin_cos` of
+/// exact multiples of 2π/n (B = ⌈√n⌉), so every twiddle is within a few ulps.
+fn near_zero_bins(spectrum: &mut [Complex64], k: u64, n: usize, p: &[f64]) -> usize {
+    let kf = k as f64;
+    let amplifies = |x: Complex64| {
+        let r = modulus(x);
+        r > 0.0 && (kf.ln() + (kf - 1.0) * r.ln()) > 0.0
+    };
+    let last = (1..spectrum.len().min(NEAR_ZERO_BINS + 1))
+        .take_while(|&j| amplifies(spectrum[j]))
+        .last()
+        .unwrap_or(0);
+    if last == 0 {
+        return 0;
+    }
+    let block = (n as f64).sqrt().ceil() as usize;
+    let angle = |m: usize| -2.0 * std::f64::consts::PI * (m as f64) / (n as f64);
+    let low: Vec<Complex64> = (0..block)
+        .map(|b| {
+            let (s, c) = angle(b).sin_cos();
+            Complex64::new(c, s)
+        })
+        .collect();
+    let high: Vec<Complex64> = (0..n.div_ceil(block))
+        .map(|a| {
+            let (s, c) = angle(a * block).sin_cos();
+            Complex64::new(c, s)
+        })
+        .collect();
+    for (j, bin) in spectrum.iter_mut().enumerate().take(last + 1).skip(1) {
+        let (mut re, mut im) = (
+            crate::numeric::summation::NeumaierSum::default(),
+            crate::numeric::summation::NeumaierSum::default(),
+        );
+        for (i, &pi) in p.iter().enumerate() {
+            if pi == 0.0 {
+                continue;
+            }
+            let m = (i * j) % n;
+            let w = high[m / block] * low[m % block];
+            re.add(pi * w.re);
+            im.add(pi * w.im);
+        }
+        *bin = Complex64::new(re.value(), im.value());
+    }
+    last
 }
 
 /// Bound on the modulus of a spectrum bin that [`self_convolve_window`] sets to 0:
@@ -449,6 +521,48 @@ mod tests {
         for n in 1..3000 {
             let m = fast_len(n);
             assert!(m >= n && m % 2 == 0);
+        }
+    }
+
+    /// The directly recomputed near-zero bins agree with an independent direct sum (one
+    /// `sin_cos` per term) within the error bound claimed for them plus that sum's own.
+    #[test]
+    fn near_zero_bins_match_a_direct_sum() {
+        let p: Vec<f64> = (0..3001)
+            .map(|i| {
+                let x = (i as f64 - 1500.0) / 30.0;
+                (-0.5 * x * x).exp() * (1.0 + 0.3 * (i as f64 * 0.7).sin())
+            })
+            .collect();
+        let total: f64 = p.iter().sum();
+        let p: Vec<f64> = p.iter().map(|v| v / total).collect();
+        let n = fast_len(2 * p.len());
+        let (forward, _) = plans(n);
+        let mut input = vec![0.0; n];
+        input[..p.len()].copy_from_slice(&p);
+        let mut spectrum = forward.make_output_vec();
+        forward.process(&mut input, &mut spectrum).unwrap();
+        let k = 1000;
+        let last = near_zero_bins(&mut spectrum, k, n, &p);
+        assert!(last >= 1, "no bin recomputed");
+        let claimed = DIRECT_DFT_ERROR * UNIT_ROUNDOFF * l1(&p);
+        for (j, bin) in spectrum.iter().enumerate().take(last + 1).skip(1) {
+            let (mut re, mut im) = (
+                crate::numeric::summation::NeumaierSum::default(),
+                crate::numeric::summation::NeumaierSum::default(),
+            );
+            for (i, &pi) in p.iter().enumerate() {
+                let angle = -2.0 * std::f64::consts::PI * ((i * j) % n) as f64 / n as f64;
+                let (s, c) = angle.sin_cos();
+                re.add(pi * c);
+                im.add(pi * s);
+            }
+            let exact = Complex64::new(re.value(), im.value());
+            let reference_error = 6.0 * UNIT_ROUNDOFF * l1(&p);
+            assert!(
+                (bin - exact).norm() <= claimed + reference_error,
+                "bin {j}: {bin} vs {exact}"
+            );
         }
     }
 
