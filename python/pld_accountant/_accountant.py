@@ -116,7 +116,8 @@ class PLDAccountant:
         text = _native.history_spec(self.history)
         if text is None:
             raise Error("invalid history = []: must be a non-empty list (no step was recorded)")
-        return json.loads(text)
+        spec: Dict[str, Any] = json.loads(text)
+        return spec
 
     def answer(self, delta: float, **options: Any) -> EpsilonAnswer:
         """The full answer at ``delta`` (bracket and settings, as :func:`pld_accountant.epsilon`);

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, List, Tuple, Type, TypeVar
 
 
 def from_json(text: str) -> Any:
@@ -26,36 +26,36 @@ def _infinities(value: Any) -> Any:
     return value
 
 
+_A = TypeVar("_A", bound="_Answer")
+
+
 class _Answer:
     """A guaranteed bracket ``[lower, upper]`` at one query value, with its settings."""
 
-    __slots__ = ("upper", "lower", "settings", "_text")
-    _query = ""
-    _bracket = ""
-
-    upper: float
-    lower: float
-    settings: Dict[str, Any]
+    __slots__ = ("upper", "lower", "settings", "_query", "_text")
+    # The names of the query value and of the bracket in the JSON answer.
+    _QUERY = ""
+    _BRACKET = ""
 
     def __init__(self, upper: float, lower: float, query: float, settings: Dict[str, Any], text: str):
-        self.upper = upper
-        self.lower = lower
-        setattr(self, "_" + self._query, query)
-        self.settings = settings
-        self._text = text
+        self.upper: float = upper
+        self.lower: float = lower
+        self.settings: Dict[str, Any] = settings
+        self._query: float = query
+        self._text: str = text
 
     @classmethod
-    def _from_native(cls, answer: Tuple[str, str]) -> Any:
+    def _from_native(cls: Type[_A], answer: Tuple[str, str]) -> _A:
         text, display = answer
         data = from_json(text)
-        bracket = data[cls._bracket]
-        return cls(bracket["upper"], bracket["lower"], data[cls._query], data["settings"], display)
+        bracket = data[cls._BRACKET]
+        return cls(bracket["upper"], bracket["lower"], data[cls._QUERY], data["settings"], display)
 
     def to_dict(self) -> Dict[str, Any]:
         """The answer as ``pld`` writes it in JSON (infinities as ``math.inf``)."""
         return {
-            self._query: getattr(self, "_" + self._query),
-            self._bracket: {"upper": self.upper, "lower": self.lower},
+            self._QUERY: self._query,
+            self._BRACKET: {"upper": self.upper, "lower": self.lower},
             "settings": dict(self.settings),
         }
 
@@ -64,37 +64,24 @@ class _Answer:
         return iter((self.upper, self.lower))
 
     def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
+        if not isinstance(other, _Answer) or type(other) is not type(self):
             return NotImplemented
-        return self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
+        return self.to_dict() == other.to_dict()
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        query = getattr(self, "_" + self._query)
-        return (
-            f"{type(self).__name__}(upper={self.upper!r}, lower={self.lower!r}, "
-            f"{self._query}={query!r})"
-        )
+        return f"{type(self).__name__}(upper={self.upper!r}, lower={self.lower!r}, {self._QUERY}={self._query!r})"
 
     def __str__(self) -> str:
         return self._text
 
     def __getstate__(self) -> Dict[str, Any]:
-        return {
-            "upper": self.upper,
-            "lower": self.lower,
-            "query": getattr(self, "_" + self._query),
-            "settings": self.settings,
-            "text": self._text,
-        }
+        return {name: getattr(self, name) for name in _Answer.__slots__}
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
-        self.upper = state["upper"]
-        self.lower = state["lower"]
-        setattr(self, "_" + self._query, state["query"])
-        self.settings = state["settings"]
-        self._text = state["text"]
+        for name, value in state.items():
+            setattr(self, name, value)
 
 
 class EpsilonAnswer(_Answer):
@@ -107,14 +94,14 @@ class EpsilonAnswer(_Answer):
     (rounded outward); ``upper, lower = answer`` unpacks it.
     """
 
-    __slots__ = ("_delta",)
-    _query = "delta"
-    _bracket = "epsilon"
+    __slots__ = ()
+    _QUERY = "delta"
+    _BRACKET = "epsilon"
 
     @property
     def delta(self) -> float:
         """The δ asked about."""
-        return self._delta
+        return self._query
 
 
 class DeltaAnswer(_Answer):
@@ -124,14 +111,14 @@ class DeltaAnswer(_Answer):
     (ε, δ)-DP, ``lower`` a guaranteed lower bound; ``settings`` as for :class:`EpsilonAnswer`.
     """
 
-    __slots__ = ("_epsilon",)
-    _query = "epsilon"
-    _bracket = "delta"
+    __slots__ = ()
+    _QUERY = "epsilon"
+    _BRACKET = "delta"
 
     @property
     def epsilon(self) -> float:
         """The ε asked about."""
-        return self._epsilon
+        return self._query
 
 
 class Comparison(list):  # type: ignore[type-arg]
@@ -157,7 +144,8 @@ class Comparison(list):  # type: ignore[type-arg]
         """The row of ``method`` (e.g. ``"rdp"``); ``KeyError`` if it does not apply."""
         for row in self:
             if row["method"] == method:
-                return row
+                found: Dict[str, Any] = row
+                return found
         raise KeyError(method)
 
     def __str__(self) -> str:

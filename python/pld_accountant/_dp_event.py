@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _native
@@ -97,7 +98,7 @@ def _field(event: Any, name: str) -> Any:
 def _count(value: Any, event: Any) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise Error(f"invalid {_name(event)}.count = {value!r}: must be a whole number ≥ 0")
-    count = value.__index__()
+    count = operator.index(value)
     if count < 0:
         raise Error(f"invalid {_name(event)}.count = {count}: must be a whole number ≥ 0")
     return count

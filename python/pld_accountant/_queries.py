@@ -238,6 +238,7 @@ def get_noise_multiplier(
             "with the PLD accountant; Opacus' own get_noise_multiplier serves the others)"
         )
     if steps is None:
+        assert epochs is not None
         steps = _native.steps_for_epochs(epochs, sample_rate)
     problem = _native.noise_multiplier_problem(sample_rate, steps)
     try:
