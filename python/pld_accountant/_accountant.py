@@ -203,4 +203,9 @@ class PLDAccountant:
         return state
 
     def __repr__(self) -> str:
-        return f"PLDAccountant(steps={len(self)}, history={self.history!r})"
+        history = self.history
+        if len(history) <= 4:
+            shown = repr(history)
+        else:
+            shown = f"[{history[0]!r}, {history[1]!r}, …, {history[-1]!r}] ({len(history)} entries)"
+        return f"PLDAccountant(steps={len(self)}, history={shown})"

@@ -264,6 +264,10 @@ def test_accountant_has_opacus_interface():
     ]}
     assert (upper, lower) == tuple(pld.epsilon(spec, 1e-5))
     assert accountant.spec()["events"][1]["count"] == 2
+    assert repr(accountant) == "PLDAccountant(steps=8, history=[(1.0, 0.01, 5), (1.2, 0.01, 2), (1.0, 0.01, 1)])"
+    for z in (2.0, 3.0):
+        accountant.step(noise_multiplier=z, sample_rate=0.01)
+    assert repr(accountant).endswith("…, (3.0, 0.01, 1)] (5 entries))")
 
 
 def test_accountant_steps_are_checked_and_nothing_bad_is_recorded():
