@@ -30,6 +30,8 @@ use crate::spec::{CompositionSpec, MechanismKind, Neighbouring, SamplingKind};
 /// ([`MAX_ABS_LOSS`]) stays below 2⁵³, an exact integer in f64 (the grid code relies on it).
 /// Finer steps are refused as invalid input before anything is allocated.
 pub const MIN_GRID_STEP: f64 = 1e-12;
+/// Coarsest grid step (nats) any query uses, the user's or the accountant's.
+pub const MAX_GRID_STEP: f64 = 1.0;
 const _: () = assert!(2.0 * MAX_ABS_LOSS / MIN_GRID_STEP < 9_007_199_254_740_992.0);
 
 /// The grid step as an invalid parameter unless it is in [`MIN_GRID_STEP`, 1] nats.
@@ -57,7 +59,7 @@ pub(crate) fn check_options(options: &AccountantOptions) -> Result<()> {
 }
 
 fn check_grid_step(name: &str, step: f64) -> Result<()> {
-    if step.is_finite() && (MIN_GRID_STEP..=1.0).contains(&step) {
+    if step.is_finite() && (MIN_GRID_STEP..=MAX_GRID_STEP).contains(&step) {
         Ok(())
     } else {
         Err(Error::invalid(
@@ -504,9 +506,13 @@ impl Accountant {
                 // The first grid is too fine for the composition's range: coarsen it (the
                 // bracket will say how loose the answer is) rather than give up.
                 Err(Error::GridTooLarge { .. })
-                    if fixed.is_none() && refinements == 0 && coarsenings < MAX_COARSENINGS =>
+                    if fixed.is_none()
+                        && refinements == 0
+                        && coarsenings < MAX_COARSENINGS
+                        && step < MAX_GRID_STEP =>
                 {
-                    step = self.plan.aligned_step(step * 4.0);
+                    // Never past the coarsest grid a query may use (1 nat).
+                    step = self.plan.aligned_step((step * 4.0).min(MAX_GRID_STEP));
                     coarsenings += 1;
                     continue;
                 }

@@ -45,6 +45,10 @@ pub(super) enum Component {
     },
 }
 
+/// Most grid points across the widest single event on the first grid of a tolerance-driven
+/// search (see [`Plan::initial_step`]).
+pub(super) const FIRST_GRID_POINTS: usize = 1 << 16;
+
 /// Largest lattice refinement tried when aligning the grid to several lattices.
 pub(super) const MAX_LATTICE_DIVISOR: u32 = 1000;
 
@@ -248,9 +252,19 @@ impl Plan {
     /// compositions (measured on DP-SGD; second order), so this step gives a bracket of about
     /// 0.01 nats: coarse enough to be cheap, and refinement rescales it in one go. When every
     /// event is a finite pair on a common lattice, the lattice itself is the grid (exact).
+    ///
+    /// The first grid is also kept cheap: at most [`FIRST_GRID_POINTS`] points across the
+    /// widest single event (by its rough width). A huge count would otherwise ask for a step
+    /// of 1e-5 on a wide event (millions of points, minutes for a mixture) even when the
+    /// composition lies far beyond the representable loss range and a coarse grid already
+    /// answers; when a finer grid is needed, refinement gets there in a step or two.
     pub(super) fn initial_step(&self) -> f64 {
         let k: u64 = self.groups.iter().map(|g| g.count).sum::<u64>() + 1;
-        let step = (0.02 / k as f64).sqrt().clamp(1e-5, 2e-2);
+        let cheap = self.widest_loss_width() / FIRST_GRID_POINTS as f64;
+        let step = (0.02 / k as f64)
+            .sqrt()
+            .clamp(1e-5, 2e-2)
+            .max(cheap.min(1.0));
         let all_on_lattice = self.gaussian_mu.is_none()
             && self.groups.iter().all(|g| {
                 matches!(g.component, Component::Atoms { lattice: Some(u), .. } if u > 0.0)
@@ -270,8 +284,13 @@ impl Plan {
     /// The largest step ≤ `step` that divides the common lattice of the events whose atoms
     /// are spaced at least `step` apart, so those atoms sit exactly on grid points (both
     /// roundings are then exact for them); `step` itself if there is no common lattice.
+    ///
+    /// Alignment only makes the bracket tighter (every grid gives valid bounds), so it may
+    /// not shrink the step below `step / 4`: events whose lattice would force that (two
+    /// Laplace events with ε₀ = 17.18 and 0.00813 have a common lattice of 6e-6 nats, and a
+    /// grid of 46 million points) are left off the grid, and coarsening can always proceed.
     pub(super) fn aligned_step(&self, step: f64) -> f64 {
-        match self.common_lattice(step) {
+        match self.common_lattice_at_least(step, step / 4.0) {
             Some(unit) => unit / (unit / step * (1.0 - 1e-12)).ceil().max(1.0),
             None => step,
         }
@@ -282,6 +301,14 @@ impl Plan {
     /// merely worth keeping on the grid (the largest atom of a pair without a lattice) are
     /// added one by one where they fit.
     pub(super) fn common_lattice(&self, smallest: f64) -> Option<f64> {
+        self.common_lattice_at_least(smallest, 0.0)
+    }
+
+    /// [`Plan::common_lattice`] of the units that keep it at least `floor`: taken one by one
+    /// (the lattices events require, then the losses worth keeping), each dropped if the
+    /// common lattice with it would be finer than `floor` or would not exist. With
+    /// `floor = 0` every required unit is kept when they have a common lattice at all.
+    fn common_lattice_at_least(&self, smallest: f64, floor: f64) -> Option<f64> {
         let keep = |u: &f64| *u > 0.0 && *u >= smallest && u.is_finite();
         let (mut required, mut optional) = (Vec::new(), Vec::new());
         for group in &self.groups {
@@ -309,13 +336,31 @@ impl Plan {
         }
         required.retain(keep);
         optional.retain(keep);
-        let mut units = required;
-        let mut lattice = lattice_of(&units);
-        for u in optional {
+        if floor <= 0.0 {
+            // Every required unit, or none: the caller needs a lattice of all of them.
+            let mut units = required;
+            let mut lattice = lattice_of(&units);
+            if lattice.is_none() && !units.is_empty() {
+                return None;
+            }
+            for u in optional {
+                units.push(u);
+                match lattice_of(&units) {
+                    Some(g) => lattice = Some(g),
+                    None => {
+                        units.pop();
+                    }
+                }
+            }
+            return lattice;
+        }
+        let mut units = Vec::new();
+        let mut lattice = None;
+        for u in required.into_iter().chain(optional) {
             units.push(u);
             match lattice_of(&units) {
-                Some(g) => lattice = Some(g),
-                None => {
+                Some(g) if g >= floor => lattice = Some(g),
+                _ => {
                     units.pop();
                 }
             }
@@ -325,14 +370,17 @@ impl Plan {
 
     /// Whether a grid of this step stays within the size limits (rough, per mechanism).
     pub(super) fn fits(&self, step: f64) -> bool {
+        2.0 * self.widest_loss_width() / step < MAX_GRID_POINTS as f64
+    }
+
+    /// A rough width (nats) of the widest single event's loss range.
+    fn widest_loss_width(&self) -> f64 {
         let gaussian_width = |mu: f64| mu * mu / 2.0 + 20.0 * mu + 1.0;
-        let widest = self
-            .groups
+        self.groups
             .iter()
             .map(|g| g.component.loss_width(gaussian_width))
             .chain(self.gaussian_mu.map(gaussian_width))
-            .fold(0.0, f64::max);
-        2.0 * widest / step < MAX_GRID_POINTS as f64
+            .fold(0.0, f64::max)
     }
 }
 

@@ -137,6 +137,15 @@ pub struct Convolved {
     /// than the worst-case `roundoff_l2`, which grows with k·log N even when the actual error
     /// does not.
     pub roundoff_floor: f64,
+    /// A worst-case bound on every entry's absolute error, `Σ_j |E_j| / N` over the spectral
+    /// error bounds `E_j` plus the inverse transform's rounding `γ·Σ_j |Y_j| / N` (an
+    /// inverse DFT output is the mean of the bins times unit phases). Unlike
+    /// `roundoff_floor` it also covers errors that are not spread like noise: a k-th power
+    /// multiplies the forward transform's error in the bins near frequency 0 by k, which
+    /// shifts a whole smooth stretch of entries the same way (1e-10 per entry at k ≈ 1e8).
+    /// `f64::INFINITY` where no spectral bound is tracked (direct convolution: use
+    /// `roundoff_floor`, which is a bound there).
+    pub entry_bound: f64,
 }
 
 fn l1(v: &[f64]) -> f64 {
@@ -155,6 +164,7 @@ pub fn convolve_direct(a: &[f64], b: &[f64]) -> Convolved {
             values: Vec::new(),
             roundoff_l2: 0.0,
             roundoff_floor: 0.0,
+            entry_bound: 0.0,
         };
     }
     let mut out = vec![0.0; a.len() + b.len() - 1];
@@ -175,6 +185,7 @@ pub fn convolve_direct(a: &[f64], b: &[f64]) -> Convolved {
         values: out,
         roundoff_l2,
         roundoff_floor,
+        entry_bound: roundoff_floor,
     }
 }
 
@@ -244,11 +255,21 @@ fn hermitian_weight(j: usize, n: usize) -> f64 {
 #[derive(Debug, Default)]
 struct SpectralError {
     squares: f64,
+    /// Σ weight·error over the full spectrum (for the per-entry bound).
+    sum: f64,
+    /// Σ weight·|bin| of the spectrum that is inverted (for the inverse's rounding).
+    magnitudes: f64,
 }
 
 impl SpectralError {
     fn add(&mut self, weight: f64, error: f64) {
         self.squares += weight * error * error;
+        self.sum += weight * error;
+    }
+
+    /// Record the modulus of a bin that will be inverted.
+    fn add_magnitude(&mut self, weight: f64, modulus: f64) {
+        self.magnitudes += weight * modulus;
     }
 }
 
@@ -297,10 +318,19 @@ fn inverse_and_bound(
     // Negative outputs are pure error: the bound must cover them, with margin.
     let roundoff_l2 = model.max(2.0 * negative_sq.sqrt());
     let roundoff_floor = (4.0 * most_negative).max(8.0 * stages * UNIT_ROUNDOFF * largest);
+    // Each output is (1/N)·Σ_j Y_j ω^{ij}: its error from the spectral errors is at most
+    // (1/N)·Σ_j |E_j|, and the inverse transform's own rounding at most γ·(1/N)·Σ_j |Y_j|.
+    // Only meaningful when every bin's magnitude was recorded (self-convolution).
+    let entry_bound = if spectral.magnitudes > 0.0 {
+        ((spectral.sum + inverse_rounding * spectral.magnitudes) * scale) * (1.0 + 1e-6)
+    } else {
+        f64::INFINITY
+    };
     Convolved {
         values,
         roundoff_l2,
         roundoff_floor,
+        entry_bound,
     }
 }
 
@@ -352,8 +382,11 @@ pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: us
             } else {
                 0.0
             };
-            let e = kf * e_fwd + power_rounding * y;
+            // The DC bin is not the transform's: it is the compensated sum (within 2u of
+            // the mass, its terms being non-negative), powered in log space.
+            let e = (2.0 * kf * UNIT_ROUNDOFF + power_rounding) * y;
             spectral.add(1.0, e);
+            spectral.add_magnitude(1.0, y.abs());
             *x = Complex64::new(y, 0.0);
             continue;
         }
@@ -375,6 +408,7 @@ pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: us
         };
         let e = propagated + dropped + power_rounding * kf * modulus(y) + f64::MIN_POSITIVE;
         spectral.add(hermitian_weight(j, n), e);
+        spectral.add_magnitude(hermitian_weight(j, n), modulus(y));
         *x = y;
     }
     let start = (window_start % n as u64) as usize;

@@ -222,7 +222,33 @@ impl GridPmf {
             }
             // Mass from above wraps in below its true loss (a move down: safe); mass from
             // below wraps in above it and adds δ: subtract its bound from every δ.
-            Bound::Lower => excess_mass += window.mass_below,
+            Bound::Lower => {
+                excess_mass += window.mass_below;
+                if window.top < full_top {
+                    // The mass above the window that did not wrap in is at least the exact
+                    // total minus what the window holds (true mass plus everything wrapped
+                    // in), minus the bound below and the window sum's round-off: move that
+                    // much down onto the top entry (safe for a lower bound). When the window
+                    // is cut at +LOSS_LIMIT with most of the mass above it, this is the
+                    // difference between δ ≈ 1 and δ ≈ 0.
+                    let window_mass =
+                        crate::numeric::summation::neumaier_sum(conv.values.iter().copied());
+                    let roundoff = (len as f64).sqrt() * conv.roundoff_l2;
+                    // f^k from below: f (a compensated sum of non-negative terms) is within
+                    // 2u of its value relative, so f^k within about 2ku; ln1p, the product
+                    // and exp add a few ulps of |k ln f| and of the result.
+                    let u = f64::EPSILON;
+                    let ln_power = kf * (f - 1.0).ln_1p();
+                    let slack = (4.0 * kf + 8.0) * u + 4.0 * u * ln_power.abs();
+                    let total_from_below = (ln_power - slack).exp();
+                    let above = total_from_below - window_mass - window.mass_below - roundoff;
+                    if above > 0.0 {
+                        if let Some(top) = conv.values.last_mut() {
+                            *top += above;
+                        }
+                    }
+                }
+            }
         }
         let mut out = GridPmf {
             step: self.step,
@@ -296,7 +322,11 @@ impl GridPmf {
             let conv = self_convolve_window(&tilted, k, window.bottom, len);
             // Mass of the tilted k-fold sum outside the window wraps into it.
             let aliased = tilted_window_leak(&tilted, single.step, k, window);
-            let per_entry = conv.roundoff_floor + aliased;
+            // The worst-case per-entry bound, not the noise-floor estimate: a tilted copy's
+            // error is untilted by factors up to e^{k·a − θ·l}, and at huge k its near-zero
+            // frequencies carry a smooth error far above the noise floor (sweep seed
+            // 20261124, case 636: the estimate said 1e-18, entries were 1e-10 off).
+            let per_entry = conv.entry_bound.max(conv.roundoff_floor) + aliased;
             for (i, value) in conv.values.iter().enumerate() {
                 // Untilt: r = r̃ · e^{k·a − θ l}.
                 let factor = (kf * log_normalizer - theta * self.loss(i)).exp();

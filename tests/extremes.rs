@@ -1,0 +1,97 @@
+//! Compositions far beyond the representable loss range (±700 nats per composition): they
+//! must be answered quickly and with a useful lower bound, not by minutes of discretization
+//! on a grid no answer needs, nor with a lower bound of 0 where the truth is about 1.
+//!
+//! The truths here are lower bounds on δ(ε) that follow from one event alone (see each test).
+
+use pld_accountant::{Accountant, AccountantOptions, CompositionSpec};
+use std::time::Instant;
+
+fn delta(spec: &str, epsilon: f64) -> (f64, f64, f64) {
+    let spec = CompositionSpec::from_json_str(spec).unwrap();
+    let start = Instant::now();
+    let answer = Accountant::new(&spec, AccountantOptions::default())
+        .unwrap()
+        .delta_for_epsilon(epsilon)
+        .unwrap();
+    (
+        answer.delta.lower,
+        answer.delta.upper,
+        start.elapsed().as_secs_f64(),
+    )
+}
+
+/// Sweep seed 11, case 13: discrete Laplace with ε₀ = 389/40.1 = 9.7 nats per run, 2.3e8
+/// runs, plus 1.2e8 runs of a Gaussian mixture. The composed loss is about 2e9 nats with
+/// probability ≈ 1, so δ(0.0295) ≈ 1. The first grid used to be 1e-5 nats across the
+/// mixture's ~30-nat range (3 million points, each a Newton solve): 229 s, and the lower
+/// bound was 0 because the window cut at +700 nats kept almost none of the mass.
+#[test]
+fn far_beyond_the_loss_range_is_answered_fast_and_tight() {
+    let spec = r#"{"events":[
+        {"count":229774164,"mechanism":"discrete_laplace","scale":40.14740025894023,"sensitivity":389},
+        {"count":122972312,"mechanism":"mixture_of_gaussians","probabilities":[0.000016616728997113528,2.110604476740018e-6,0.9999812726665261],"sensitivities":[0.0,19.990381575391012,16.400300309371872],"sigma":9.30448220979966}],
+        "neighbouring":"add_remove"}"#;
+    let (lower, upper, seconds) = delta(spec, 0.0295);
+    assert_eq!(upper, 1.0);
+    assert!(lower > 0.999, "lower {lower}");
+    // Generous (about 0.2 s on a 2-core machine): it catches the minutes-long first grid.
+    assert!(seconds < 20.0, "{seconds} s");
+}
+
+/// One Laplace run with ε₀ = 10 has loss 10 with probability 1 − e^{−10}/2 ≈ 0.99998 (the
+/// REMOVE pair's P-mass where x ≤ 0): 1000 runs put the loss at ≥ 700 nats with probability
+/// above 1 − 1e-300 by a Chernoff bound, so δ(1) ≥ 0.9999 is a safe truth floor.
+#[test]
+fn laplace_composed_past_the_limit_keeps_its_lower_bound() {
+    let (lower, upper, _) = delta(
+        r#"{"events":[{"mechanism":"laplace","scale":0.1,"count":1000}]}"#,
+        1.0,
+    );
+    assert_eq!(upper, 1.0);
+    assert!((0.9999..=1.0).contains(&lower), "lower {lower}");
+}
+
+/// Sweep seed 11, case 11: Laplace events with ε₀ = 17.18 (× 8) and 0.00813 under replace.
+/// Their common lattice is 6e-6 nats; aligning every grid to it asked for 46 million points,
+/// and the default search refused the spec with GridTooLarge instead of coarsening. The
+/// Laplace pair with ε₀ = 17.18 alone has δ(0) = 1 − e^{−ε₀/2} = 0.99981 (its total variation
+/// distance), which bounds the composition's δ(0) from below.
+#[test]
+fn incommensurable_lattices_do_not_force_a_huge_grid() {
+    let spec = r#"{"events":[
+        {"count":265501,"delta":2.1235336662859398e-131,"epsilon":0.0,"mechanism":"eps_delta"},
+        {"count":8,"mechanism":"laplace","scale":4.538110586896151,"sensitivity":38.98549413906396},
+        {"count":1,"mechanism":"laplace","scale":371.6744737370114,"sensitivity":1.5102338874295052}],
+        "neighbouring":"replace"}"#;
+    let (lower, upper, _) = delta(spec, 1.9782953603719263e-11);
+    let epsilon0: f64 = 2.0 * 38.98549413906396 / 4.538110586896151;
+    // δ(ε) ≥ δ(0) − (e^ε − 1) for this tiny ε.
+    let one_event = -(-epsilon0 / 2.0).exp_m1() - 1e-10;
+    assert!(upper >= one_event && upper <= 1.0, "upper {upper}");
+    assert!(lower <= upper, "[{lower}, {upper}]");
+}
+
+/// Sweep seed 20261124, case 1491: a discrete Gaussian with σ = 670287 cannot be listed on
+/// any grid of at most 1 nat. The default search coarsened the grid step ×4 at a time
+/// without limit and reached 2502 nats, where the composition failed as an *invalid
+/// parameter* (exit 2, the user's fault) instead of the clean `GridTooLarge` refusal.
+#[test]
+fn coarsening_stops_at_the_coarsest_grid() {
+    let spec = CompositionSpec::from_json_str(
+        r#"{"events":[
+        {"categories":904,"count":1174235,"epsilon":332.2943019764827,"mechanism":"randomized_response"},
+        {"count":365218337,"mechanism":"discrete_gaussian","sensitivity":1,"sigma":670287.1341127601},
+        {"count":1,"mechanism":"discrete_gaussian","sensitivity":371,"sigma":0.12175666666021367}],
+        "neighbouring":"replace"}"#,
+    )
+    .unwrap();
+    let error = Accountant::new(&spec, AccountantOptions::default())
+        .unwrap()
+        .epsilon_for_delta(3.062228250966507e-12)
+        .unwrap_err();
+    assert!(
+        matches!(error, pld_accountant::Error::GridTooLarge { .. }),
+        "{error}"
+    );
+}
