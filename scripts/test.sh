@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test, as CI runs it (after `cargo fmt --check` and `cargo clippy`): the Rust test
-# suite, the lean-library check, the documentation build and every example.
+# suite, the lean-library check, the documentation build, every example and the Python
+# package (scripts/test_python.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,3 +23,7 @@ for example in examples/*.rs; do
     echo "== example $name"
     cargo run --release --quiet --example "$name"
 done
+
+# The Python package: its crate's format and lints, a pinned venv, `pip install ./python`,
+# and its pytest suite.
+bash scripts/test_python.sh

@@ -167,6 +167,15 @@
 //! The crate also builds the `pld` binary (`pld epsilon`, `delta`, `compare`, `curve`,
 //! `calibrate`, `presets`, `ledger`) on top of this library; the README gives the tour, and
 //! `pld SUBCOMMAND --help` each command's flags.
+//!
+//! # From Python
+//!
+//! The repository's `python/` folder builds this library into the Python package
+//! `pld-accountant` (`pip install ./python`; import `pld_accountant`): the same questions
+//! with specifications as dicts, numpy arrays for curves, an accountant with Opacus'
+//! interface and a converter from dp_accounting's event trees. It depends on this crate
+//! with `default-features = false` and answers with its serde forms, so its numbers and
+//! messages are the CLI's; the README's "From Python" section is its guide.
 #![warn(missing_docs)]
 
 pub mod accountant;

@@ -11,6 +11,7 @@
 
 use num_complex::Complex64;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Unit round-off of f64.
@@ -22,19 +23,32 @@ pub const FFT_ERROR_CONSTANT: f64 = 5.0;
 /// Below this product of lengths, convolution is done directly (exact to n·u relative).
 const DIRECT_CONVOLUTION_MAX_WORK: usize = 1 << 15;
 
-/// One planner for the whole process: plans (twiddle tables) are built once per length and
-/// shared by every thread and every later call.
-static PLANNER: OnceLock<Mutex<RealFftPlanner<f64>>> = OnceLock::new();
+/// Plans (twiddle tables) by length, built once per length and shared by every thread and
+/// every later call.
+///
+/// Each length is planned by a fresh planner: rustfft's planner builds a length's algorithm
+/// from the sub-transforms it has already cached, so with one shared planner the algorithm
+/// chosen for a length — and with it the last bits of every result — would depend on which
+/// lengths the process had planned before (a query answered after another could differ from
+/// the same query in a new process, 1e-9 relative). With a planner per length, a result
+/// depends on its inputs only.
+static PLANS: OnceLock<Mutex<HashMap<usize, Plans>>> = OnceLock::new();
 
 type Plans = (Arc<dyn RealToComplex<f64>>, Arc<dyn ComplexToReal<f64>>);
 
 fn plans(n: usize) -> Plans {
-    let planner = PLANNER.get_or_init(|| Mutex::new(RealFftPlanner::new()));
+    let plans = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
     // A poisoned lock only means another thread panicked while planning; the cache is intact.
-    let mut planner = planner
+    let mut plans = plans
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    (planner.plan_fft_forward(n), planner.plan_fft_inverse(n))
+    plans
+        .entry(n)
+        .or_insert_with(|| {
+            let mut planner = RealFftPlanner::new();
+            (planner.plan_fft_forward(n), planner.plan_fft_inverse(n))
+        })
+        .clone()
 }
 
 /// The buffers of one FFT power or product: the real signal (input, then output), the half
