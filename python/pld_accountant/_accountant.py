@@ -61,9 +61,9 @@ class PLDAccountant:
     >>> len(accountant), accountant.mechanism()
     (1000, 'pld')
     >>> accountant.get_epsilon(1e-5)
-    1.828778606191908
+    1.8287786575211935
     >>> accountant.get_epsilon_bracket(1e-5)
-    (1.828778606191908, 1.827803692261081)
+    (1.8287786575211935, 1.8278036606481067)
     """
 
     history: List[Tuple[float, float, int]]
