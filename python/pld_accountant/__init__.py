@@ -22,16 +22,19 @@ accountant interface.
 Errors: invalid input raises :class:`Error`, a subclass of ``ValueError``, with the same
 one-line message as the command line (``invalid events[0].sigma = -1: must be a finite number
 > 0``); an argument of the wrong Python type (a string for δ, a number for the
-specification) raises ``TypeError``. The computation runs in Rust without the GIL.
+specification) raises :class:`ArgumentTypeError`, which is both a ``TypeError`` and an
+:class:`Error`. The computation runs in Rust without the GIL.
 """
 
 from ._accountant import PLDAccountant
 from ._answers import Calibration, Comparison, DeltaAnswer, EpsilonAnswer
 from ._dp_event import from_dp_event
 from ._native import Error, __version__
+from ._spec import ArgumentTypeError
 from ._queries import calibrate, compare, delta, deltas, epsilon, epsilons, get_noise_multiplier
 
 __all__ = [
+    "ArgumentTypeError",
     "Calibration",
     "Comparison",
     "DeltaAnswer",

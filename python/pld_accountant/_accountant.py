@@ -9,6 +9,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from . import _native
 from ._answers import EpsilonAnswer
 from ._native import Error
+from ._spec import ArgumentTypeError, argument_types
 from ._queries import Tolerance, _options, epsilon
 
 # A composition with no privacy loss at all: the answer for an empty history, computed (and
@@ -20,7 +21,7 @@ def _number(value: Any, name: str) -> float:
     if type(value) is float:
         return value
     if isinstance(value, (str, bytes)) or not hasattr(value, "__float__"):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+        raise ArgumentTypeError(f"{name} must be a number, got {type(value).__name__}")
     return float(value)
 
 
@@ -86,6 +87,7 @@ class PLDAccountant:
         """The accounting mechanism's name, ``"pld"``."""
         return "pld"
 
+    @argument_types
     def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
         """Record one optimizer step with this noise multiplier and Poisson sampling rate.
 
@@ -131,16 +133,19 @@ class PLDAccountant:
         self._last = (key, answer)
         return answer
 
+    @argument_types
     def get_epsilon(self, delta: float, **options: Any) -> float:
         """The guaranteed upper bound on ε at ``delta`` for every step recorded (safe to
         publish); 0 before the first step."""
         return self.answer(delta, **options).upper
 
+    @argument_types
     def get_epsilon_bracket(self, delta: float, **options: Any) -> Tuple[float, float]:
         """``(upper, lower)``: guaranteed upper and lower bounds on the ε of the steps recorded."""
         answer = self.answer(delta, **options)
         return answer.upper, answer.lower
 
+    @argument_types
     def get_optimizer_hook_fn(
         self, sample_rate: float, compute_epsilon: Optional[float] = None
     ) -> Callable[[Any], None]:
@@ -172,6 +177,7 @@ class PLDAccountant:
         destination["options"] = dict(self._options)
         return destination
 
+    @argument_types
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
         """Restore a state from :meth:`state_dict` (or from an Opacus accountant of the same
         history format); raises ``ValueError`` for a state that is not one."""

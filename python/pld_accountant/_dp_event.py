@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import _native
 from ._native import Error
+from ._spec import argument_types
 from ._spec import spec_text
 
 _SUPPORTED = (
@@ -44,6 +45,7 @@ _SUPPORTED = (
 _MAX_DEPTH = 500
 
 
+@argument_types
 def from_dp_event(event: Any, *, neighbouring: Optional[str] = None) -> Dict[str, Any]:
     """The specification (a dict in the JSON format) of a dp_accounting ``DpEvent`` tree.
 

@@ -9,6 +9,7 @@ import numpy as np
 from . import _native
 from ._answers import Calibration, Comparison, DeltaAnswer, EpsilonAnswer, from_json
 from ._native import Error
+from ._spec import ArgumentTypeError, argument_types
 from ._spec import Spec, spec_text
 
 Tolerance = Union[float, Dict[str, float]]
@@ -20,6 +21,7 @@ def _options(tolerance: Optional[Tolerance], grid_step: Optional[float], tail_ma
     return {name: value for name, value in given.items() if value is not None}
 
 
+@argument_types
 def epsilon(
     spec: Spec,
     delta: float,
@@ -60,6 +62,7 @@ def epsilon(
     return EpsilonAnswer._from_native(_native.epsilon(spec_text(spec), delta, **options))
 
 
+@argument_types
 def delta(
     spec: Spec,
     epsilon: float,
@@ -84,6 +87,7 @@ def delta(
     return DeltaAnswer._from_native(_native.delta(spec_text(spec), epsilon, **options))
 
 
+@argument_types
 def epsilons(
     spec: Spec,
     deltas: Any,
@@ -110,6 +114,7 @@ def epsilons(
     return _native.epsilons(spec_text(spec), values, **options)
 
 
+@argument_types
 def deltas(
     spec: Spec,
     epsilons: Any,
@@ -130,13 +135,14 @@ def _float_array(values: Any, name: str) -> np.ndarray:
     """``values`` as a float64 array (a copy only when needed); ``TypeError`` if it is not
     numbers."""
     if isinstance(values, (str, bytes)):
-        raise TypeError(f"{name} must be an array of numbers, got {type(values).__name__}")
+        raise ArgumentTypeError(f"{name} must be an array of numbers, got {type(values).__name__}")
     try:
         return np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"{name} must be an array of numbers: {e}") from None
+        raise ArgumentTypeError(f"{name} must be an array of numbers: {e}") from None
 
 
+@argument_types
 def compare(
     spec: Spec,
     delta: float,
@@ -168,6 +174,7 @@ def compare(
     return Comparison(data["rows"], data["delta"], data["not_applicable"], display)
 
 
+@argument_types
 def calibrate(
     spec: Spec,
     epsilon: float,
@@ -200,6 +207,7 @@ def calibrate(
     return Calibration(from_json(text), display)
 
 
+@argument_types
 def get_noise_multiplier(
     *,
     target_epsilon: float,

@@ -13,9 +13,37 @@ import json
 import math
 import numbers
 from collections.abc import Mapping
-from typing import Any, Union
+import functools
+from typing import Any, Callable, TypeVar, Union, cast
 
 from ._native import Error
+
+
+class ArgumentTypeError(Error, TypeError):
+    """An argument of the wrong Python type (a string for δ, a number for the specification).
+
+    Both a ``TypeError``, as Python code expects, and an :class:`Error` (hence a
+    ``ValueError``), as the package promises for every invalid input.
+    """
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def argument_types(function: _F) -> _F:
+    """``function`` with every ``TypeError`` it raises (the native arguments' conversions
+    included) raised as :class:`ArgumentTypeError`, same message."""
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except ArgumentTypeError:
+            raise
+        except TypeError as e:
+            raise ArgumentTypeError(str(e)) from None
+
+    return cast(_F, checked)
 
 Spec = Union[Mapping[str, Any], str]
 
@@ -26,7 +54,7 @@ _MAX_DEPTH = 200
 def spec_text(spec: Spec) -> str:
     """``spec`` (a mapping in the JSON format, or JSON text) as JSON text.
 
-    Raises ``TypeError`` when ``spec`` is neither, and :class:`Error` (a ``ValueError``)
+    Raises :class:`ArgumentTypeError` when ``spec`` is neither, and :class:`Error` (a ``ValueError``)
     for contents with no JSON form.
     """
     if isinstance(spec, str):
@@ -38,7 +66,7 @@ def spec_text(spec: Spec) -> str:
             raise Error(f"malformed specification: not UTF-8 text ({e})") from None
     if isinstance(spec, Mapping):
         return json.dumps(_plain(spec, "", 0), allow_nan=False)
-    raise TypeError(
+    raise ArgumentTypeError(
         "spec must be a dict in the specification format or its JSON text, "
         f"got {type(spec).__name__}"
     )

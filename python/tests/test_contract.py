@@ -381,3 +381,19 @@ def test_accountant_fits_opacus_duck_typing():
     fresh = pld.PLDAccountant()
     fresh.load_state_dict(checkpoint["privacy_accountant_state_dict"])
     assert fresh.get_epsilon(delta=1e-5) == accountant.get_epsilon(delta=1e-5)
+
+
+def test_wrong_python_types_are_value_errors_too():
+    """The contract: every invalid input raises ValueError; a wrong type is also a TypeError."""
+    spec = {"events": [{"mechanism": "gaussian", "sigma": 1.0}]}
+    for call in (
+        lambda: pld.epsilon(spec, "abc"),
+        lambda: pld.epsilon(3, 1e-5),
+        lambda: pld.delta(spec, None),
+        lambda: pld.epsilons(spec, "x"),
+        lambda: pld.PLDAccountant().step(noise_multiplier="x", sample_rate=0.1),
+    ):
+        with pytest.raises(pld.ArgumentTypeError) as info:
+            call()
+        assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError)
+        assert isinstance(info.value, pld.Error)
