@@ -433,7 +433,7 @@ pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: us
 }
 
 /// Most bins near frequency 0 that [`self_convolve_window`] recomputes directly.
-const NEAR_ZERO_BINS: usize = 64;
+const NEAR_ZERO_BINS: usize = 16;
 /// Error of a directly computed bin, in units of `u·‖p‖₁`: each term `pᵢ·ω^{ij}` carries the
 /// twiddle's error (two table entries, each within 1.5u after `sin_cos` of a reduced angle,
 /// and their product's rounding, ≤ 5u in all) and the product's (≤ 2u); the compensated sum
