@@ -444,7 +444,7 @@ const DIRECT_DFT_ERROR: f64 = 10.0;
 /// while the k-th power amplifies their error (`k·|x_j|^{k−1} > 1`), by a compensated direct
 /// sum `Σᵢ pᵢ e^{−2πi·ij/n}`; returns the last bin recomputed (0 for none). The twiddle
 /// `ω^{m}`, m = ij mod n, is `T_hi[m / B]·T_lo[m mod B]` from two tables of `sin_cos` of
-/// exact multiples of 2π/n (B = ⌈√n⌉), so every twiddle is within a few ulps.
+/// exact multiples of 2π/n (B the power of two ≥ √n), so every twiddle is within a few ulps.
 fn near_zero_bins(spectrum: &mut [Complex64], k: u64, n: usize, p: &[f64]) -> usize {
     let kf = k as f64;
     let amplifies = |x: Complex64| {
@@ -458,7 +458,9 @@ fn near_zero_bins(spectrum: &mut [Complex64], k: u64, n: usize, p: &[f64]) -> us
     if last == 0 {
         return 0;
     }
-    let block = (n as f64).sqrt().ceil() as usize;
+    // A power of two, so that splitting m costs a shift and a mask.
+    let block = ((n as f64).sqrt().ceil() as usize).next_power_of_two();
+    let shift = block.trailing_zeros();
     let angle = |m: usize| -2.0 * std::f64::consts::PI * (m as f64) / (n as f64);
     let low: Vec<Complex64> = (0..block)
         .map(|b| {
@@ -477,14 +479,18 @@ fn near_zero_bins(spectrum: &mut [Complex64], k: u64, n: usize, p: &[f64]) -> us
             crate::numeric::summation::NeumaierSum::default(),
             crate::numeric::summation::NeumaierSum::default(),
         );
-        for (i, &pi) in p.iter().enumerate() {
-            if pi == 0.0 {
-                continue;
+        // m = i·j mod n, stepped by j (no division per term).
+        let mut m = 0usize;
+        for &pi in p {
+            if pi != 0.0 {
+                let w = high[m >> shift] * low[m & (block - 1)];
+                re.add(pi * w.re);
+                im.add(pi * w.im);
             }
-            let m = (i * j) % n;
-            let w = high[m / block] * low[m % block];
-            re.add(pi * w.re);
-            im.add(pi * w.im);
+            m += j;
+            if m >= n {
+                m -= n;
+            }
         }
         *bin = Complex64::new(re.value(), im.value());
     }
