@@ -62,9 +62,9 @@ class PLDAccountant:
     >>> len(accountant), accountant.mechanism()
     (1000, 'pld')
     >>> accountant.get_epsilon(1e-5)
-    1.8287786575211935
+    1.8287786572019156
     >>> accountant.get_epsilon_bracket(1e-5)
-    (1.8287786575211935, 1.8278036606481067)
+    (1.8287786572019156, 1.8278036611629125)
     """
 
     history: List[Tuple[float, float, int]]
