@@ -61,10 +61,11 @@ class PLDAccountant:
     [(1.0, 0.01, 1000)]
     >>> len(accountant), accountant.mechanism()
     (1000, 'pld')
-    >>> accountant.get_epsilon(1e-5)
-    1.8287786572019156
-    >>> accountant.get_epsilon_bracket(1e-5)
-    (1.8287786572019156, 1.8278036611629125)
+    >>> round(accountant.get_epsilon(1e-5), 6)
+    1.828779
+    >>> upper, lower = accountant.get_epsilon_bracket(1e-5)
+    >>> round(upper, 6), round(lower, 6)
+    (1.828779, 1.827804)
     """
 
     history: List[Tuple[float, float, int]]
