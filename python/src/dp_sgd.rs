@@ -7,7 +7,7 @@
 //! --sampling-rate Q --steps T` accounts, and what Opacus' own accountants assume.
 
 use crate::guard;
-use pld_accountant::spec::MAX_COUNT;
+use pld_accountant::spec::{steps_from_epochs, MAX_COUNT};
 use pld_accountant::{CompositionSpec, Error, Event, MechanismSpec};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -126,20 +126,13 @@ pub fn steps_for_epochs(epochs: f64, sample_rate: f64) -> PyResult<u64> {
             return Err(Error::invalid("epochs", epochs, "a finite number > 0"));
         }
         let exact = epochs / sample_rate;
-        let nearest = exact.round();
-        let steps = if (exact - nearest).abs() <= 1e-9 * nearest.max(1.0) {
-            nearest
-        } else {
-            exact.ceil()
-        };
-        if !(1.0..=MAX_COUNT as f64).contains(&steps) {
-            return Err(Error::invalid(
+        steps_from_epochs(exact).ok_or_else(|| {
+            Error::invalid(
                 "epochs",
                 epochs,
                 &format!("at most {MAX_COUNT} steps (epochs / sample_rate = {exact:e})"),
-            ));
-        }
-        Ok(steps as u64)
+            )
+        })
     })
 }
 

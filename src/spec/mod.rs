@@ -128,6 +128,22 @@ pub const PROBABILITY_SUM_TOLERANCE: f64 = 1e-9;
 /// Largest accepted `count`.
 pub const MAX_COUNT: u64 = 1_000_000_000_000;
 
+/// The number of steps that `exact` (epochs / sampling rate, or epochs·N/B) stands for: a
+/// value within 1e-9 relative of a whole number is that number (rounding in the division
+/// must not add a step), any other is rounded up (never fewer steps than were run). `None`
+/// outside 1..=[`MAX_COUNT`]. Shared by the CLI's `--epochs` and the Python package.
+pub fn steps_from_epochs(exact: f64) -> Option<u64> {
+    let nearest = exact.round();
+    let steps = if (exact - nearest).abs() <= 1e-9 * nearest.max(1.0) {
+        nearest
+    } else {
+        exact.ceil()
+    };
+    (1.0..=MAX_COUNT as f64)
+        .contains(&steps)
+        .then_some(steps as u64)
+}
+
 /// Mechanism names the specification accepts.
 const MECHANISMS: [&str; 8] = [
     "gaussian",

@@ -13,7 +13,7 @@
 //! exact numbers otherwise, give `--sampling-rate` and `--steps`.)
 
 use crate::args::SpecArgs;
-use pld_accountant::spec::MAX_COUNT;
+use pld_accountant::spec::{steps_from_epochs, MAX_COUNT};
 use pld_accountant::{CompositionSpec, Error};
 
 /// A DP-SGD run described by flags, and how each number was obtained.
@@ -200,21 +200,13 @@ fn steps(args: &SpecArgs, sampling_rate: f64) -> Result<(u64, String), Error> {
                 (Some(batch), Some(dataset)) => epochs * dataset as f64 / batch as f64,
                 _ => epochs / sampling_rate,
             };
-            // Snap values within rounding error of an integer; round anything else up.
-            let nearest = exact.round();
-            let steps = if (exact - nearest).abs() <= 1e-9 * nearest.max(1.0) {
-                nearest
-            } else {
-                exact.ceil()
-            };
-            if !(1.0..=MAX_COUNT as f64).contains(&steps) {
-                return Err(Error::invalid(
+            let steps = steps_from_epochs(exact).ok_or_else(|| {
+                Error::invalid(
                     "--epochs",
                     epochs,
                     &format!("at most {MAX_COUNT} steps (epochs / q = {exact:e})"),
-                ));
-            }
-            let steps = steps as u64;
+                )
+            })?;
             Ok((steps, format!("{steps} steps (⌈{epochs} epochs / q⌉)")))
         }
     }
