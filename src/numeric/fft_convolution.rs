@@ -403,6 +403,19 @@ pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: us
             continue;
         }
         let e_fwd = if j <= direct_bins { e_direct } else { e_fwd };
+        // Fast path for the (many, at large k) bins whose power is negligible: r + e_fwd <
+        // negligible, tested on the squared modulus with a margin for its rounding (no square
+        // root, and no `hypot` for the tiny bins whose squares underflow). Only for thresholds
+        // whose square is far above the subnormals (the squares' absolute rounding).
+        let threshold = negligible - e_fwd;
+        if threshold > 1e-140 && x.re * x.re + x.im * x.im < threshold * threshold * (1.0 - 1e-12) {
+            spectral.add(
+                hermitian_weight(j, n),
+                DROPPED_POWER_BOUND + f64::MIN_POSITIVE,
+            );
+            *x = Complex64::new(0.0, 0.0);
+            continue;
+        }
         let r = modulus(*x);
         let outer = r + e_fwd;
         let propagated = if outer < negligible {
