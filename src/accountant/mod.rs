@@ -107,6 +107,19 @@ const TILT_BELOW_DELTA: f64 = 2e-6;
 /// Number of tilted powers used then.
 const TAIL_TILTS: usize = 3;
 
+/// Whether FFT round-off may be what keeps a bracket wide: the round-off mass a composed PMF
+/// may charge to δ (its per-entry charge × its entries) is at least a tenth of the target
+/// width, in δ (`target_delta_width`). Below that, tilted powers (which only shrink the
+/// round-off charge) cannot narrow the bracket to its target, and retrying with them would
+/// only double the cost of a query whose grid is the limit (every fixed-grid query that
+/// misses its tolerance did so before). For ε(δ) the target width in δ is taken as δ times
+/// the target width in ε (|dδ/dε| ≥ δ wherever the privacy loss exceeds ε with probability
+/// at least 2δ, the usual case; elsewhere this only decides the cost, never the guarantee).
+fn roundoff_may_matter(roundoff_mass: f64, target_delta_width: f64) -> bool {
+    // NaN (unknown) counts as mattering.
+    roundoff_mass.is_nan() || roundoff_mass >= 0.1 * target_delta_width
+}
+
 /// Grid settings of one evaluation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Grid {
@@ -140,6 +153,9 @@ struct Evaluation {
     worse_direction: &'static str,
     /// Largest number of grid points among the composed PMFs.
     points: usize,
+    /// Largest round-off mass any composed PMF may charge to a δ: its per-entry round-off
+    /// charge times its number of entries (a bound on how much round-off can move δ).
+    roundoff_mass: f64,
 }
 
 /// One ordered neighbouring pair.
@@ -221,12 +237,17 @@ impl Accountant {
             0
         };
         let query = |pmf: &GridPmf| pmf.epsilon_for_delta(delta);
-        let (mut epsilon, mut settings) = self.refine(tail_mass, tilts, query, target)?;
-        if tilts == 0 && !settings.tolerance_met {
+        let (mut epsilon, mut settings, roundoff_mass) =
+            self.refine(tail_mass, tilts, query, target)?;
+        if tilts == 0
+            && !settings.tolerance_met
+            && roundoff_may_matter(roundoff_mass, delta * settings.target_width)
+        {
             // Round-off rather than the grid may keep the bracket wide (counts of 1e8 and
             // more multiply the transforms' error by k): tilted powers bound it far tighter.
             // Both brackets are guaranteed, so their intersection is too.
-            if let Ok((tilted, tilted_settings)) = self.refine(tail_mass, TAIL_TILTS, query, target)
+            if let Ok((tilted, tilted_settings, _)) =
+                self.refine(tail_mass, TAIL_TILTS, query, target)
             {
                 let merged = Bracket {
                     upper: epsilon.upper.min(tilted.upper),
@@ -278,7 +299,7 @@ impl Accountant {
         let mut passes = 0;
         loop {
             passes += 1;
-            let (delta, settings) = self.refine(
+            let (delta, settings, roundoff_mass) = self.refine(
                 tail_mass,
                 tilts,
                 |pmf| pmf.delta_for_epsilon(epsilon),
@@ -294,7 +315,10 @@ impl Accountant {
             let retruncate = self.options.tail_mass.is_none() && wanted < 0.1 * tail_mass;
             // Tilts also when the bracket is too wide: at huge counts round-off, not the grid,
             // may be what keeps it so.
-            let retilt = tilts == 0 && (delta.upper < TILT_BELOW_DELTA || !settings.tolerance_met);
+            let retilt = tilts == 0
+                && (delta.upper < TILT_BELOW_DELTA
+                    || (!settings.tolerance_met
+                        && roundoff_may_matter(roundoff_mass, settings.target_width)));
             if (retruncate || retilt) && passes < 4 {
                 if retruncate {
                     tail_mass = wanted;
@@ -422,10 +446,22 @@ impl Accountant {
     fn evaluate(&self, grid: Grid, query: &(dyn Fn(&GridPmf) -> f64 + Sync)) -> Result<Evaluation> {
         let symmetric = self.plan.is_symmetric();
         // (value, number of grid points) of one direction in one bound.
-        let run = |bound, direction, grid| -> Result<(f64, usize)> {
-            self.composed(bound, direction, grid)
-                .map(|pmf| (query(&pmf), pmf.len()))
+        let roundoff_mass = std::sync::Mutex::new(0.0_f64);
+        let main_grid = grid;
+        let run = |bound, direction, grid: Grid| -> Result<(f64, usize)> {
+            self.composed(bound, direction, grid).map(|pmf| {
+                // Only the PMFs on the evaluated grid (not the coarser lower grids of a fixed
+                // step, nor ADD's coarse check) decide whether tilts could narrow the bracket.
+                if grid == main_grid {
+                    let charge = pmf.roundoff_floor() * pmf.len() as f64;
+                    if let Ok(mut largest) = roundoff_mass.lock() {
+                        *largest = largest.max(charge);
+                    }
+                }
+                (query(&pmf), pmf.len())
+            })
         };
+        let roundoff = || roundoff_mass.lock().map_or(f64::INFINITY, |r| *r);
         let chain = match self.options.grid_step {
             Some(_) => coarser_steps(grid.step),
             None => Vec::new(),
@@ -469,6 +505,7 @@ impl Accountant {
                 bracket: remove,
                 worse_direction: "both",
                 points,
+                roundoff_mass: roundoff(),
             });
         }
         let coarse = Grid {
@@ -481,6 +518,7 @@ impl Accountant {
                 bracket: remove,
                 worse_direction: "remove",
                 points,
+                roundoff_mass: roundoff(),
             });
         }
         let (add, add_points) = both(Direction::Add)?;
@@ -493,6 +531,7 @@ impl Accountant {
             bracket: remove.max(add),
             worse_direction,
             points: points.max(add_points),
+            roundoff_mass: roundoff(),
         })
     }
 
@@ -503,7 +542,7 @@ impl Accountant {
         tilts: usize,
         query: impl Fn(&GridPmf) -> f64 + Sync,
         target: impl Fn(&Bracket) -> f64,
-    ) -> Result<(Bracket, Settings)> {
+    ) -> Result<(Bracket, Settings, f64)> {
         let fixed = self.options.grid_step;
         let mut step = fixed.unwrap_or_else(|| match self.start_step {
             Some(start) => self.plan.aligned_step(start),
@@ -522,6 +561,7 @@ impl Accountant {
                 bracket,
                 worse_direction,
                 points,
+                roundoff_mass,
             } = match self.evaluate(grid, &query) {
                 Ok(evaluation) => evaluation,
                 // The first grid is too fine for the composition's range: coarsen it (the
@@ -574,6 +614,7 @@ impl Accountant {
                         tolerance_met: met,
                         worse_direction: worse_direction.into(),
                     },
+                    roundoff_mass,
                 ));
             }
             step = next;
