@@ -5,14 +5,10 @@ use crate::bound::Bound;
 use crate::error::{Error, Result};
 use crate::numeric::fft_convolution::{convolve, self_convolution_period, self_convolve_window};
 use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
+use crate::pmf::tail_moments::{TailMoments, CHERNOFF_TILTS};
 
 /// Largest number of points a composed PMF may hold.
 pub const MAX_COMPOSED_POINTS: u64 = 1 << 23;
-
-/// Tilts (in nats⁻¹) tried by the Chernoff tail bound that sizes a self-composition window.
-const CHERNOFF_TILTS: [f64; 14] = [
-    0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 15.0, 30.0,
-];
 
 impl GridPmf {
     /// The PMF of the sum of independent losses from `self` and `other` (the PLD of the
@@ -152,14 +148,14 @@ impl GridPmf {
         if highest < -LOSS_LIMIT || lowest > LOSS_LIMIT {
             return Ok(self.beyond_limit(k, highest < -LOSS_LIMIT));
         }
-        let mut window = chernoff_window(&self.probs, self.step, k, tail_mass, full_top, caps);
+        let moments = TailMoments::of(&self.probs, self.step);
+        let mut window = chernoff_window(&moments, k, tail_mass, full_top, caps);
         if tilts > 0 {
             // Tilted copies put their mass near the top of the window: extend the window so
             // that little of it wraps around (tails τ² instead of τ), keeping the tilts aimed
             // at the saddle point of the original top end.
             let wide = chernoff_window(
-                &self.probs,
-                self.step,
+                &moments,
                 k,
                 (tail_mass * tail_mass).max(1e-300),
                 full_top,
@@ -210,7 +206,7 @@ impl GridPmf {
                 let period = self_convolution_period(len as usize, self.probs.len()) as u64;
                 let wrapped_above = match window.bottom.checked_add(period) {
                     Some(first) if first <= full_top => {
-                        chernoff_mass_from(&self.probs, self.step, k, first).min(composed_mass)
+                        chernoff_mass_from(&moments, k, first).min(composed_mass)
                     }
                     _ => 0.0,
                 };
@@ -694,8 +690,7 @@ struct Window {
 /// cut there even when the Chernoff bound would reach further, and the mass beyond is bounded
 /// the same way. `tail_mass = 0` asks for the full range (within the caps).
 fn chernoff_window(
-    p: &[f64],
-    step: f64,
+    moments: &TailMoments,
     k: u64,
     tail_mass: f64,
     full_top: u64,
@@ -707,17 +702,11 @@ fn chernoff_window(
     } else {
         f64::NEG_INFINITY
     };
-    let n = p.len();
     let mut best_top = f64::INFINITY;
     let mut best_bottom = f64::NEG_INFINITY;
     let mut saddle_tilt = CHERNOFF_TILTS[0];
-    let mut tilts = Vec::with_capacity(CHERNOFF_TILTS.len());
-    for &tilt in &CHERNOFF_TILTS {
-        let lambda = tilt * step; // per index
-                                  // ln Σ pᵢ e^{λ(i − (n−1))} + λ(n−1), summed from the top down.
-        let up = log_moment(p.iter().rev(), -lambda) + lambda * (n - 1) as f64;
-        // ln Σ pᵢ e^{−λ i}, summed from the bottom up.
-        let down = log_moment(p.iter(), -lambda);
+    for (t, &tilt) in CHERNOFF_TILTS.iter().enumerate() {
+        let (lambda, up, down) = (moments.lambdas[t], moments.up[t], moments.down[t]);
         if up.is_finite() {
             let candidate = (kf * up - log_half_tail) / lambda;
             if candidate < best_top {
@@ -728,7 +717,6 @@ fn chernoff_window(
         if down.is_finite() {
             best_bottom = best_bottom.max((log_half_tail - kf * down) / lambda);
         }
-        tilts.push((lambda, up, down));
     }
     let top = if best_top.is_finite() && best_top < full_top as f64 {
         (best_top.ceil() as u64).saturating_sub(1).min(full_top)
@@ -742,16 +730,14 @@ fn chernoff_window(
         0
     };
     let bottom = bottom.max(caps.0).min(top);
-    let bound_above = |t: f64| {
-        tilts
-            .iter()
-            .map(|&(lambda, up, _)| (kf * up - lambda * t).exp())
+    let bound_above = |index: f64| {
+        (0..CHERNOFF_TILTS.len())
+            .map(|t| (kf * moments.up[t] - moments.lambdas[t] * index).exp())
             .fold(f64::INFINITY, f64::min)
     };
-    let bound_below = |t: f64| {
-        tilts
-            .iter()
-            .map(|&(lambda, _, down)| (kf * down + lambda * t).exp())
+    let bound_below = |index: f64| {
+        (0..CHERNOFF_TILTS.len())
+            .map(|t| (kf * moments.down[t] + moments.lambdas[t] * index).exp())
             .fold(f64::INFINITY, f64::min)
     };
     Window {
@@ -774,52 +760,34 @@ fn chernoff_window(
 /// Chernoff bound on the mass of the k-fold sum of `p` (any non-negative vector, e.g. a tilted
 /// PMF) that falls outside `window`: what circular convolution wraps into it.
 fn tilted_window_leak(p: &[f64], step: f64, k: u64, window: &Window) -> f64 {
+    let moments = TailMoments::of(p, step);
     let kf = k as f64;
-    let n = p.len();
     let mut above = f64::INFINITY;
     let mut below = f64::INFINITY;
-    for &tilt in &CHERNOFF_TILTS {
-        let lambda = tilt * step;
-        let up = log_moment(p.iter().rev(), -lambda) + lambda * (n - 1) as f64;
-        let down = log_moment(p.iter(), -lambda);
-        above = above.min((kf * up - lambda * (window.top + 1) as f64).exp());
+    for t in 0..CHERNOFF_TILTS.len() {
+        let lambda = moments.lambdas[t];
+        above = above.min((kf * moments.up[t] - lambda * (window.top + 1) as f64).exp());
         if window.bottom > 0 {
-            below = below.min((kf * down + lambda * (window.bottom - 1) as f64).exp());
+            below = below.min((kf * moments.down[t] + lambda * (window.bottom - 1) as f64).exp());
         }
     }
-    let total = (kf * log_moment(p.iter(), 0.0)).exp();
+    let total = (kf * log_total(p)).exp();
     let below = if window.bottom > 0 { below } else { 0.0 };
     (above.min(total) + below.min(total)).min(total)
 }
 
-/// Chernoff bound on the mass of the k-fold sum of the PMF `p` at indices ≥ `index`
-/// (relative to the start of the full result): `min_λ exp(k ln M(λ) − λ·index)`.
-fn chernoff_mass_from(p: &[f64], step: f64, k: u64, index: u64) -> f64 {
-    let n = p.len();
-    CHERNOFF_TILTS
-        .iter()
-        .map(|&tilt| {
-            let lambda = tilt * step;
-            let up = log_moment(p.iter().rev(), -lambda) + lambda * (n - 1) as f64;
-            (k as f64 * up - lambda * index as f64).exp()
-        })
+/// Chernoff bound on the mass of the k-fold sum of the PMF with `moments` at indices ≥
+/// `index` (relative to the start of the full result): `min_λ exp(k ln M(λ) − λ·index)`.
+fn chernoff_mass_from(moments: &TailMoments, k: u64, index: u64) -> f64 {
+    (0..CHERNOFF_TILTS.len())
+        .map(|t| (k as f64 * moments.up[t] - moments.lambdas[t] * index as f64).exp())
         .fold(1.0, f64::min)
 }
 
-/// `ln Σ_j v_j r^j` for `r = e^{log_ratio}` (≤ 1), over the values in the order given.
-fn log_moment<'a>(values: impl Iterator<Item = &'a f64>, log_ratio: f64) -> f64 {
-    let ratio = log_ratio.exp();
-    let mut weight = 1.0;
-    let mut sum = 0.0;
-    for &v in values {
-        sum += v * weight;
-        weight *= ratio;
-        if weight < 1e-300 {
-            break;
-        }
-    }
-    // Relative rounding of the running product is at most n·u; inflate by 1e-9 to cover it.
-    (sum * (1.0 + 1e-9)).ln()
+/// An upper bound on `ln Σ vᵢ` for non-negative values (their sum's rounding, n·u relative,
+/// covered by a 1e-9 inflation).
+fn log_total(values: &[f64]) -> f64 {
+    (values.iter().sum::<f64>() * (1.0 + 1e-9)).ln()
 }
 
 /// Compose many PMFs in a balanced tree (keeps intermediate lengths and errors small).

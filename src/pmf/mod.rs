@@ -9,9 +9,12 @@
 //! - [`composition`]: self-composition by one FFT power and heterogeneous composition, with
 //!   truncated mass charged to +∞ (upper bound) or dropped (lower bound).
 //! - [`hockey_stick`]: δ(ε) and ε(δ) from the hockey-stick divergence of the PMF.
+//! - [`tail_moments`]: exponential moments at fixed tilts, for the Chernoff bounds that size
+//!   self-composition windows.
 
 pub mod composition;
 pub mod grid_pmf;
 pub mod hockey_stick;
+pub mod tail_moments;
 
 pub use grid_pmf::GridPmf;

@@ -1,0 +1,128 @@
+//! Exponential moments of a grid PMF at a fixed set of tilts, for the Chernoff bounds that
+//! size self-composition windows and bound the mass that wraps around in them.
+//!
+//! For a non-negative vector p of length n on a grid of step h and a tilt t (nats⁻¹), with
+//! λ = t·h (per index):
+//!
+//! ```text
+//! up(t)   = ln Σᵢ pᵢ e^{λ i}     (upper tail: P(S_k ≥ j) ≤ exp(k·up − λ j))
+//! down(t) = ln Σᵢ pᵢ e^{−λ i}    (lower tail: P(S_k ≤ j) ≤ exp(k·down + λ j))
+//! ```
+//!
+//! for the k-fold sum S_k in index units (Chernoff). Both are computed for every tilt in one
+//! pass over p, the upper one by Horner's rule from the bottom (`S ← S·e^{−λ} + pᵢ`, then
+//! `up = ln S + λ(n − 1)`), the lower one with running weights `e^{−λ i}`. Every value is an
+//! upper bound on the exact moment: the sums of non-negative terms are within 2n·u relative
+//! (below 1e-9 for n ≤ 2²¹, the inflation applied), and values below 1e-290 that are
+//! flushed to 0 (to keep subnormals out of the loop, which would slow it a hundredfold) are
+//! covered by an absolute n·1e-290 added to each sum.
+
+/// Tilts (in nats⁻¹) tried by the Chernoff tail bounds.
+pub const CHERNOFF_TILTS: [f64; 14] = [
+    0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 15.0, 30.0,
+];
+
+const TILTS: usize = CHERNOFF_TILTS.len();
+
+/// Relative inflation covering the rounding of the sums (2n·u ≤ 5e-10 for n ≤ 2²¹).
+const ROUNDING_INFLATION: f64 = 1e-9;
+/// Values below this are flushed to 0 inside the sums.
+const FLUSH: f64 = 1e-290;
+
+/// `up(t)`, `down(t)` and `λ = t·h` at every tilt of [`CHERNOFF_TILTS`] (see the module docs).
+#[derive(Debug, Clone)]
+pub struct TailMoments {
+    /// λ = t·h per index, by tilt.
+    pub lambdas: [f64; TILTS],
+    /// Upper bounds on `ln Σᵢ pᵢ e^{λ i}` (−∞ for an all-zero p).
+    pub up: [f64; TILTS],
+    /// Upper bounds on `ln Σᵢ pᵢ e^{−λ i}` (−∞ for an all-zero p).
+    pub down: [f64; TILTS],
+}
+
+impl TailMoments {
+    /// The moments of `p` on a grid of step `step` (nats).
+    pub fn of(p: &[f64], step: f64) -> TailMoments {
+        let lambdas = CHERNOFF_TILTS.map(|t| t * step);
+        let ratios = lambdas.map(|l| (-l).exp());
+        let mut horner = [0.0_f64; TILTS];
+        let mut down = [0.0_f64; TILTS];
+        let mut weights = [1.0_f64; TILTS];
+        for &v in p {
+            for t in 0..TILTS {
+                let h = horner[t] * ratios[t] + v;
+                horner[t] = if h < FLUSH { 0.0 } else { h };
+                down[t] += v * weights[t];
+                let w = weights[t] * ratios[t];
+                weights[t] = if w < FLUSH { 0.0 } else { w };
+            }
+        }
+        let n = p.len() as f64;
+        let slack = n * FLUSH;
+        let log = |sum: f64| {
+            if sum > 0.0 {
+                ((sum + slack) * (1.0 + ROUNDING_INFLATION)).ln()
+            } else {
+                f64::NEG_INFINITY
+            }
+        };
+        let top = (p.len().max(1) - 1) as f64;
+        let mut up = [0.0; TILTS];
+        for t in 0..TILTS {
+            up[t] = log(horner[t]) + lambdas[t] * top;
+            down[t] = log(down[t]);
+        }
+        TailMoments { lambdas, up, down }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Against a direct sum in log space (each term's logarithm, then log-sum-exp).
+    #[test]
+    fn moments_bound_a_log_space_sum_from_above_and_tightly() {
+        let p: Vec<f64> = (0..5000)
+            .map(|i| {
+                let x = (i as f64 - 2500.0) / 300.0;
+                (-0.5 * x * x).exp() * 1e-3
+            })
+            .chain(std::iter::repeat_n(1e-300, 50))
+            .chain([0.0, 3e-310, 0.2])
+            .collect();
+        let step = 0.01;
+        let m = TailMoments::of(&p, step);
+        let log_sum_exp = |terms: Vec<f64>| {
+            let top = terms.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+            top + terms.iter().map(|t| (t - top).exp()).sum::<f64>().ln()
+        };
+        for (t, &lambda) in m.lambdas.iter().enumerate() {
+            let terms = |sign: f64| -> Vec<f64> {
+                p.iter()
+                    .enumerate()
+                    .filter(|(_, &v)| v > 0.0)
+                    .map(|(i, &v)| v.ln() + sign * lambda * i as f64)
+                    .collect()
+            };
+            let exact_up = log_sum_exp(terms(1.0));
+            let exact_down = log_sum_exp(terms(-1.0));
+            for (got, exact) in [(m.up[t], exact_up), (m.down[t], exact_down)] {
+                assert!(
+                    got >= exact - 1e-12 * exact.abs().max(1.0),
+                    "{got} < {exact}"
+                );
+                assert!(
+                    got <= exact + 2e-9 * exact.abs().max(1.0),
+                    "{got} ≫ {exact}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_all_zero_vector_has_no_mass() {
+        let m = TailMoments::of(&[0.0, 0.0], 0.1);
+        assert!(m.up.iter().chain(&m.down).all(|&v| v == f64::NEG_INFINITY));
+    }
+}
