@@ -435,93 +435,105 @@ impl Accountant {
     /// At a grid step fixed by the user, the lower end is the largest over the grids h, 2h,
     /// 4h, … ≤ 1 nat (see [`coarser_steps`]; each is a lower bound, and a coarser grid whose
     /// computation fails is left out), so that halving the step never loosens it. The coarser
-    /// grids together cost about as much as the grid h; the first runs beside the lower bound
-    /// at h, the others after the upper bound.
+    /// grids together cost about as much as the grid h.
     ///
-    /// The REMOVE direction is computed in both bounds on two threads. The ADD direction is
-    /// first bounded from above on a grid twice as coarse (cheap): the true answer is the
-    /// maximum over directions, so when that bound does not exceed REMOVE's upper bound, ADD
-    /// cannot change either end of the bracket (the lower end stays valid because the
-    /// maximum is at least REMOVE's value). Otherwise ADD is computed at full resolution too.
+    /// The ADD direction is first bounded from above on a grid twice as coarse (cheap): the
+    /// true answer is the maximum over directions, so when that bound does not exceed REMOVE's
+    /// upper bound, ADD cannot change either end of the bracket (the lower end stays valid
+    /// because the maximum is at least REMOVE's value). Otherwise ADD is computed at full
+    /// resolution too.
+    ///
+    /// The PMFs of one round (REMOVE's bounds, its coarser lower grids and ADD's coarse
+    /// check; then, if needed, ADD's bounds) are independent: they are computed by a small
+    /// pool of threads, largest first (see [`parallel_map`]). Each is a pure function of its
+    /// inputs, so the answer does not depend on the scheduling.
     fn evaluate(&self, grid: Grid, query: &(dyn Fn(&GridPmf) -> f64 + Sync)) -> Result<Evaluation> {
         let symmetric = self.plan.is_symmetric();
-        // (value, number of grid points) of one direction in one bound.
         let roundoff_mass = std::sync::Mutex::new(0.0_f64);
-        let main_grid = grid;
-        let run = |bound, direction, grid: Grid| -> Result<(f64, usize)> {
-            self.composed(bound, direction, grid).map(|pmf| {
-                // Only the PMFs on the evaluated grid (not the coarser lower grids of a fixed
-                // step, nor ADD's coarse check) decide whether tilts could narrow the bracket.
-                if grid == main_grid {
-                    let charge = pmf.roundoff_floor() * pmf.len() as f64;
-                    if let Ok(mut largest) = roundoff_mass.lock() {
-                        *largest = largest.max(charge);
+        // (value, number of grid points) of one direction in one bound.
+        let run =
+            |&(bound, direction, task_grid): &(Bound, Direction, Grid)| -> Result<(f64, usize)> {
+                self.composed(bound, direction, task_grid).map(|pmf| {
+                    // Only the PMFs on the evaluated grid (not the coarser lower grids of a fixed
+                    // step, nor ADD's coarse check) decide whether tilts could narrow the bracket.
+                    if task_grid == grid {
+                        let charge = pmf.roundoff_floor() * pmf.len() as f64;
+                        if let Ok(mut largest) = roundoff_mass.lock() {
+                            *largest = largest.max(charge);
+                        }
                     }
-                }
-                (query(&pmf), pmf.len())
-            })
-        };
-        let roundoff = || roundoff_mass.lock().map_or(f64::INFINITY, |r| *r);
+                    (query(&pmf), pmf.len())
+                })
+            };
         let chain = match self.options.grid_step {
             Some(_) => coarser_steps(grid.step),
             None => Vec::new(),
         };
-        let (beside_lower, after_upper) = chain.split_at(chain.len().min(1));
-        // The best lower bound over coarser grids (−∞ when there is none).
-        let coarser_lower = |direction, steps: &[f64]| -> f64 {
-            steps
-                .iter()
-                .filter_map(|&step| run(Bound::Lower, direction, Grid { step, ..grid }).ok())
-                .map(|(value, _)| value)
-                .fold(f64::NEG_INFINITY, f64::max)
+        // The tasks of one direction: upper and lower at h, then the coarser lower grids.
+        let tasks_of = |direction: Direction| -> Vec<(Bound, Direction, Grid)> {
+            let mut tasks = vec![
+                (Bound::Upper, direction, grid),
+                (Bound::Lower, direction, grid),
+            ];
+            tasks.extend(
+                chain
+                    .iter()
+                    .map(|&step| (Bound::Lower, direction, Grid { step, ..grid })),
+            );
+            tasks
         };
-        let both = |direction: Direction| -> Result<(Bracket, usize)> {
-            let (upper, coarser, lower) = std::thread::scope(|scope| {
-                let lower = scope.spawn(|| {
-                    run(Bound::Lower, direction, grid).map(|(value, points)| {
-                        (value.max(coarser_lower(direction, beside_lower)), points)
-                    })
-                });
-                let upper = run(Bound::Upper, direction, grid);
-                let coarser = match upper {
-                    Ok(_) => coarser_lower(direction, after_upper),
-                    Err(_) => f64::NEG_INFINITY,
-                };
-                (upper, coarser, lower.join())
-            });
-            let (lower, lower_points) = lower.map_err(|_| Error::IncompatibleDistributions {
-                reason: "the lower-bound computation panicked".into(),
-            })??;
-            let (upper, upper_points) = upper?;
+        // The bracket of one direction from its tasks' results (in `tasks_of` order).
+        let bracket_of = |results: &[Result<(f64, usize)>]| -> Result<(Bracket, usize)> {
+            let (lower, lower_points) = results[1].clone()?;
+            let (upper, upper_points) = results[0].clone()?;
+            let coarser = results[2..2 + chain.len()]
+                .iter()
+                .filter_map(|r| r.as_ref().ok())
+                .map(|&(value, _)| value)
+                .fold(f64::NEG_INFINITY, f64::max);
             let bracket = Bracket {
                 upper,
                 lower: lower.max(coarser),
             };
             Ok((bracket, upper_points.max(lower_points)))
         };
-        let (remove, points) = both(Direction::Remove)?;
-        if symmetric {
+        let mut tasks = tasks_of(Direction::Remove);
+        let coarse_add = Grid {
+            step: 2.0 * grid.step,
+            ..grid
+        };
+        if !symmetric {
+            // Largest first: after REMOVE's two grids h and its grid 2h.
+            tasks.insert(
+                3.min(tasks.len()),
+                (Bound::Upper, Direction::Add, coarse_add),
+            );
+        }
+        let mut results = parallel_map(&tasks, run);
+        let coarse_add_result = if symmetric {
+            None
+        } else {
+            Some(results.remove(3.min(results.len() - 1)))
+        };
+        let (remove, points) = bracket_of(&results)?;
+        let Some(coarse_add_result) = coarse_add_result else {
             return Ok(Evaluation {
                 bracket: remove,
                 worse_direction: "both",
                 points,
-                roundoff_mass: roundoff(),
+                roundoff_mass: roundoff_mass.lock().map_or(f64::INFINITY, |r| *r),
             });
-        }
-        let coarse = Grid {
-            step: 2.0 * grid.step,
-            ..grid
         };
-        let (coarse_add, _) = run(Bound::Upper, Direction::Add, coarse)?;
+        let (coarse_add, _) = coarse_add_result?;
         if coarse_add <= remove.upper {
             return Ok(Evaluation {
                 bracket: remove,
                 worse_direction: "remove",
                 points,
-                roundoff_mass: roundoff(),
+                roundoff_mass: roundoff_mass.lock().map_or(f64::INFINITY, |r| *r),
             });
         }
-        let (add, add_points) = both(Direction::Add)?;
+        let (add, add_points) = bracket_of(&parallel_map(&tasks_of(Direction::Add), run))?;
         let worse_direction = if add.upper > remove.upper {
             "add"
         } else {
@@ -531,7 +543,7 @@ impl Accountant {
             bracket: remove.max(add),
             worse_direction,
             points: points.max(add_points),
-            roundoff_mass: roundoff(),
+            roundoff_mass: roundoff_mass.lock().map_or(f64::INFINITY, |r| *r),
         })
     }
 
@@ -626,12 +638,14 @@ impl Accountant {
 mod cache;
 mod filters;
 mod ledger;
+mod parallel;
 mod plan;
 mod settings;
 
 use cache::{GridKey, PldCache, Source};
 pub use filters::{GdpFilter, RdpFilter, FILTER_ORDERS};
 pub use ledger::{Budget, Ledger, LEDGER_FORMAT_VERSION};
+use parallel::parallel_map;
 use plan::Plan;
 pub use settings::{AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance};
 use std::sync::Arc;
