@@ -5,7 +5,7 @@ use crate::bound::Bound;
 use crate::error::{Error, Result};
 use crate::numeric::fft_convolution::{convolve, self_convolution_period, self_convolve_window};
 use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
-use crate::pmf::tail_moments::{TailMoments, CHERNOFF_TILTS};
+use crate::pmf::tail_moments::{TailMoments, TILTS};
 
 /// Largest number of points a composed PMF may hold.
 pub const MAX_COMPOSED_POINTS: u64 = 1 << 23;
@@ -704,8 +704,8 @@ fn chernoff_window(
     };
     let mut best_top = f64::INFINITY;
     let mut best_bottom = f64::NEG_INFINITY;
-    let mut saddle_tilt = CHERNOFF_TILTS[0];
-    for (t, &tilt) in CHERNOFF_TILTS.iter().enumerate() {
+    let mut saddle_tilt = moments.tilts[0];
+    for (t, &tilt) in moments.tilts.iter().enumerate() {
         let (lambda, up, down) = (moments.lambdas[t], moments.up[t], moments.down[t]);
         if up.is_finite() {
             let candidate = (kf * up - log_half_tail) / lambda;
@@ -731,12 +731,12 @@ fn chernoff_window(
     };
     let bottom = bottom.max(caps.0).min(top);
     let bound_above = |index: f64| {
-        (0..CHERNOFF_TILTS.len())
+        (0..TILTS)
             .map(|t| (kf * moments.up[t] - moments.lambdas[t] * index).exp())
             .fold(f64::INFINITY, f64::min)
     };
     let bound_below = |index: f64| {
-        (0..CHERNOFF_TILTS.len())
+        (0..TILTS)
             .map(|t| (kf * moments.down[t] + moments.lambdas[t] * index).exp())
             .fold(f64::INFINITY, f64::min)
     };
@@ -764,7 +764,7 @@ fn tilted_window_leak(p: &[f64], step: f64, k: u64, window: &Window) -> f64 {
     let kf = k as f64;
     let mut above = f64::INFINITY;
     let mut below = f64::INFINITY;
-    for t in 0..CHERNOFF_TILTS.len() {
+    for t in 0..TILTS {
         let lambda = moments.lambdas[t];
         above = above.min((kf * moments.up[t] - lambda * (window.top + 1) as f64).exp());
         if window.bottom > 0 {
@@ -779,7 +779,7 @@ fn tilted_window_leak(p: &[f64], step: f64, k: u64, window: &Window) -> f64 {
 /// Chernoff bound on the mass of the k-fold sum of the PMF with `moments` at indices ≥
 /// `index` (relative to the start of the full result): `min_λ exp(k ln M(λ) − λ·index)`.
 fn chernoff_mass_from(moments: &TailMoments, k: u64, index: u64) -> f64 {
-    (0..CHERNOFF_TILTS.len())
+    (0..TILTS)
         .map(|t| (k as f64 * moments.up[t] - moments.lambdas[t] * index as f64).exp())
         .fold(1.0, f64::min)
 }

@@ -17,21 +17,32 @@
 //! flushed to 0 (to keep subnormals out of the loop, which would slow it a hundredfold) are
 //! covered by an absolute n·1e-290 added to each sum.
 
-/// Tilts (in nats⁻¹) tried by the Chernoff tail bounds.
+/// Tilts (in nats⁻¹) tried by the Chernoff tail bounds, for per-step losses of order a nat.
 pub const CHERNOFF_TILTS: [f64; 14] = [
     0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 15.0, 30.0,
 ];
 
-const TILTS: usize = CHERNOFF_TILTS.len();
+/// Tilts relative to the PMF's span (λ·span, span = its length − 1 in index units), tried as
+/// well: a PMF whose losses span 2e-3 nats (a rarely sampled record with a small ε₀) has
+/// its saddle points at thousands of nats⁻¹, far beyond [`CHERNOFF_TILTS`], and without
+/// them its windows are the whole support and its tilted tails no more accurate than the
+/// untilted ones.
+pub const SPAN_TILTS: [f64; 7] = [1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0];
+
+/// Number of tilts tried.
+pub const TILTS: usize = CHERNOFF_TILTS.len() + SPAN_TILTS.len();
 
 /// Relative inflation covering the rounding of the sums (2n·u ≤ 5e-10 for n ≤ 2²¹).
 const ROUNDING_INFLATION: f64 = 1e-9;
 /// Values below this are flushed to 0 inside the sums.
 const FLUSH: f64 = 1e-290;
 
-/// `up(t)`, `down(t)` and `λ = t·h` at every tilt of [`CHERNOFF_TILTS`] (see the module docs).
+/// `up(t)`, `down(t)` and `λ = t·h` at every tilt of [`CHERNOFF_TILTS`] and [`SPAN_TILTS`]
+/// (see the module docs).
 #[derive(Debug, Clone)]
 pub struct TailMoments {
+    /// The tilts t (nats⁻¹).
+    pub tilts: [f64; TILTS],
     /// λ = t·h per index, by tilt.
     pub lambdas: [f64; TILTS],
     /// Upper bounds on `ln Σᵢ pᵢ e^{λ i}` (−∞ for an all-zero p).
@@ -43,7 +54,15 @@ pub struct TailMoments {
 impl TailMoments {
     /// The moments of `p` on a grid of step `step` (nats).
     pub fn of(p: &[f64], step: f64) -> TailMoments {
-        let lambdas = CHERNOFF_TILTS.map(|t| t * step);
+        let span = (p.len().max(2) - 1) as f64;
+        let mut lambdas = [0.0; TILTS];
+        for (lambda, t) in lambdas.iter_mut().zip(CHERNOFF_TILTS) {
+            *lambda = t * step;
+        }
+        for (lambda, c) in lambdas[CHERNOFF_TILTS.len()..].iter_mut().zip(SPAN_TILTS) {
+            *lambda = c / span;
+        }
+        let tilts = lambdas.map(|l| l / step);
         let ratios = lambdas.map(|l| (-l).exp());
         let mut horner = [0.0_f64; TILTS];
         let mut down = [0.0_f64; TILTS];
@@ -72,7 +91,12 @@ impl TailMoments {
             up[t] = log(horner[t]) + lambdas[t] * top;
             down[t] = log(down[t]);
         }
-        TailMoments { lambdas, up, down }
+        TailMoments {
+            tilts,
+            lambdas,
+            up,
+            down,
+        }
     }
 }
 
