@@ -19,7 +19,7 @@ use crate::mechanism::{
     Gaussian, Laplace, MixtureOfGaussians, MonotonePrivacyLoss, PoissonSubsampled,
 };
 use crate::pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
-use crate::pmf::composition::compose_all;
+use crate::pmf::composition::compose_all_tilted;
 use crate::pmf::grid_pmf::{GridPmf, MAX_ABS_LOSS};
 use crate::spec::{CompositionSpec, MechanismKind, Neighbouring, SamplingKind};
 
@@ -426,7 +426,7 @@ impl Accountant {
             };
             parts.push(composed);
         }
-        compose_all(parts, tail_mass)
+        compose_all_tilted(parts, tail_mass, tilts)
     }
 
     /// Evaluate a query (ε(δ) or δ(ε), read from one direction's PMF) as a bracket over both

@@ -27,6 +27,23 @@ impl GridPmf {
     /// [`Error::IncompatibleDistributions`] if the steps or bounds differ;
     /// [`Error::GridTooLarge`] if the result would exceed [`MAX_COMPOSED_POINTS`].
     pub fn compose(&self, other: &GridPmf, tail_mass: f64) -> Result<GridPmf> {
+        self.compose_tilted(other, tail_mass, 0)
+    }
+
+    /// [`GridPmf::compose`] with extra convolutions of exponentially tilted copies (`tilts` of
+    /// them), which make the upper tail accurate in relative terms, as
+    /// [`GridPmf::self_compose_tilted`] does for self-composition.
+    ///
+    /// Tilting both inputs by θ (`pᵢ ↦ pᵢ e^{θ lᵢ − A}`) tilts their convolution, so entry i
+    /// of the tilted convolution times `e^{A_a + A_b − θ lᵢ}` is entry i of the plain one; its
+    /// round-off bound is the tilted one times that factor, tiny in the upper tail. The
+    /// inputs' own errors are carried entry by entry: `E_a ∗ b + (a + E_a) ∗ E_b` (computed by
+    /// convolution, plus that convolution's own round-off bound), and every entry is taken
+    /// from the computation whose total bound is smallest, recorded per entry.
+    ///
+    /// # Errors
+    /// As [`GridPmf::compose`].
+    pub fn compose_tilted(&self, other: &GridPmf, tail_mass: f64, tilts: usize) -> Result<GridPmf> {
         self.check_compatible(other)?;
         let points = (self.len() + other.len()) as u64;
         if points > MAX_COMPOSED_POINTS {
@@ -67,6 +84,9 @@ impl GridPmf {
             loss_allowance: self.loss_allowance + other.loss_allowance,
             entry_errors: None,
         };
+        if tilts > 0 && out.probs.len() > 1 {
+            out.tilt_tail(self, other, conv.roundoff_floor, tail_mass, tilts);
+        }
         if tail_mass > 0.0 {
             out.fold_noise_floor(out.roundoff_floor);
             out.restore_validity(self.q_mass() * other.q_mass());
@@ -273,6 +293,118 @@ impl GridPmf {
         }
         out.check_range()?;
         Ok(out)
+    }
+
+    /// The per-entry error bounds of `self` (as a vector), and the part of its error charged
+    /// to every δ (entries folded to the top or to +∞), as a total.
+    fn entry_error_parts(&self) -> (Vec<f64>, f64) {
+        match &self.entry_errors {
+            Some(errors) => (
+                errors.clone(),
+                self.roundoff_floor * self.folded_top as f64 + self.folded_error,
+            ),
+            None => {
+                let mut errors = vec![self.roundoff_floor; self.probs.len()];
+                if let Some(first) = errors.first_mut() {
+                    *first += self.roundoff_floor * self.folded_bottom as f64;
+                }
+                (
+                    errors,
+                    self.roundoff_floor * self.folded_top as f64 + self.folded_error,
+                )
+            }
+        }
+    }
+
+    /// Per-entry error bounds for `self = a ∗ b` (just convolved, round-off bound `floor` per
+    /// entry), replacing entries by those of tilted convolutions where that bounds their
+    /// error better (see [`GridPmf::compose_tilted`]).
+    fn tilt_tail(&mut self, a: &GridPmf, b: &GridPmf, floor: f64, tail_mass: f64, tilts: usize) {
+        let (ea, always_a) = a.entry_error_parts();
+        let (eb, always_b) = b.entry_error_parts();
+        // The inputs' errors, spread by the convolution: E_a ∗ b + (a + E_a) ∗ E_b.
+        let a_plus: Vec<f64> = a.probs.iter().zip(&ea).map(|(p, e)| p + e).collect();
+        let first = convolve(&ea, &b.probs);
+        let second = convolve(&a_plus, &eb);
+        let inputs: Vec<f64> = first
+            .values
+            .iter()
+            .zip(&second.values)
+            .map(|(x, y)| x + y + first.roundoff_floor + second.roundoff_floor)
+            .collect();
+        let mut errors: Vec<f64> = inputs.iter().map(|e| e + floor).collect();
+        // Totals charged to every δ: spread by the other PMF's (finite) mass.
+        let (fa, fb) = (a.finite_mass().max(1.0), b.finite_mass().max(1.0));
+        let always = (always_a * fb + always_b * fa) * (1.0 + 1e-9);
+        // Tilts up to the saddle point of the index above which the result holds at most
+        // `tail_mass / 2` (Chernoff), as the window of a self-composition is aimed.
+        let span = a.probs.len() + b.probs.len() - 2;
+        let ma = TailMoments::with_span(&a.probs, a.step, span);
+        let mb = TailMoments::with_span(&b.probs, b.step, span);
+        let log_half_tail = (0.5 * tail_mass).max(1e-300).ln();
+        let mut saddle = 0.0;
+        let mut best = f64::INFINITY;
+        for t in 0..TILTS {
+            let index = (ma.up[t] + mb.up[t] - log_half_tail) / ma.lambdas[t];
+            if index < best {
+                best = index;
+                saddle = ma.tilts[t];
+            }
+        }
+        let mut replaced_sq = 0.0;
+        for j in 1..=tilts {
+            let theta = saddle * j as f64 / (tilts + 1) as f64;
+            let (Some((ta, la)), Some((tb, lb))) = (a.tilted(theta), b.tilted(theta)) else {
+                continue;
+            };
+            let conv = convolve(&ta, &tb);
+            let tilted_floor = conv.roundoff_floor;
+            for (i, value) in conv.values.iter().enumerate().take(self.probs.len()) {
+                let factor = (la + lb - theta * self.loss(i)).exp();
+                let bound = tilted_floor * factor + inputs[i];
+                if bound < errors[i] {
+                    errors[i] = bound;
+                    self.probs[i] = value * factor;
+                }
+            }
+        }
+        for (e, plain) in errors.iter().zip(&inputs) {
+            if *e < plain + floor {
+                replaced_sq += e * e;
+            }
+        }
+        self.roundoff_l2 += replaced_sq.sqrt();
+        self.folded_top = 0;
+        self.folded_bottom = 0;
+        self.folded_error = always;
+        self.entry_errors = Some(errors);
+    }
+
+    /// `(p̃, ln Σ pᵢ e^{θ lᵢ})` with `p̃ᵢ = pᵢ e^{θ lᵢ − A}` (a probability vector when p is),
+    /// or `None` if the normalizer is not finite.
+    fn tilted(&self, theta: f64) -> Option<(Vec<f64>, f64)> {
+        if !(theta > 0.0 && theta.is_finite()) {
+            return None;
+        }
+        let exponents: Vec<f64> = (0..self.len()).map(|i| theta * self.loss(i)).collect();
+        let shift = exponents.iter().fold(f64::NEG_INFINITY, |m, &e| m.max(e));
+        let scaled_sum = crate::numeric::summation::neumaier_sum(
+            self.probs
+                .iter()
+                .zip(&exponents)
+                .map(|(p, e)| p * (e - shift).exp()),
+        );
+        let log_normalizer = shift + scaled_sum.ln();
+        if !log_normalizer.is_finite() {
+            return None;
+        }
+        let tilted = self
+            .probs
+            .iter()
+            .zip(&exponents)
+            .map(|(p, e)| p * (e - log_normalizer).exp())
+            .collect();
+        Some((tilted, log_normalizer))
     }
 
     /// Replace entries by those of tilted FFT powers where that bounds their error better
@@ -794,7 +926,16 @@ fn log_total(values: &[f64]) -> f64 {
 ///
 /// # Errors
 /// As [`GridPmf::compose`]; [`Error::IncompatibleDistributions`] for an empty list.
-pub fn compose_all(mut pmfs: Vec<GridPmf>, tail_mass: f64) -> Result<GridPmf> {
+pub fn compose_all(pmfs: Vec<GridPmf>, tail_mass: f64) -> Result<GridPmf> {
+    compose_all_tilted(pmfs, tail_mass, 0)
+}
+
+/// [`compose_all`] with `tilts` tilted convolutions at every step (see
+/// [`GridPmf::compose_tilted`]).
+///
+/// # Errors
+/// As [`compose_all`].
+pub fn compose_all_tilted(mut pmfs: Vec<GridPmf>, tail_mass: f64, tilts: usize) -> Result<GridPmf> {
     if pmfs.is_empty() {
         return Err(Error::IncompatibleDistributions {
             reason: "nothing to compose".into(),
@@ -805,7 +946,7 @@ pub fn compose_all(mut pmfs: Vec<GridPmf>, tail_mass: f64) -> Result<GridPmf> {
         let mut iter = pmfs.into_iter();
         while let Some(a) = iter.next() {
             match iter.next() {
-                Some(b) => next.push(a.compose(&b, tail_mass)?),
+                Some(b) => next.push(a.compose_tilted(&b, tail_mass, tilts)?),
                 None => next.push(a),
             }
         }

@@ -54,7 +54,14 @@ pub struct TailMoments {
 impl TailMoments {
     /// The moments of `p` on a grid of step `step` (nats).
     pub fn of(p: &[f64], step: f64) -> TailMoments {
-        let span = (p.len().max(2) - 1) as f64;
+        TailMoments::with_span(p, step, p.len().max(2) - 1)
+    }
+
+    /// The moments of `p` with the span tilts taken relative to `span` entries instead of
+    /// p's own (so that the moments of two PMFs share their tilts and add up to those of
+    /// their convolution).
+    pub fn with_span(p: &[f64], step: f64, span: usize) -> TailMoments {
+        let span = span.max(1) as f64;
         let mut lambdas = [0.0; TILTS];
         for (lambda, t) in lambdas.iter_mut().zip(CHERNOFF_TILTS) {
             *lambda = t * step;
