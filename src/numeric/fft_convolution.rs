@@ -145,6 +145,14 @@ pub struct Convolved {
     /// in the bins near frequency 0 by k, which shifts a whole smooth stretch of entries the
     /// same way (1e-10 per entry at k ≈ 1e8). Typically 1e-15 at k = 1e4.
     pub entry_bound: f64,
+    /// Self-convolution only: mass of the exact result at entries `window_start + period`
+    /// and above may have wrapped around into the window (the circular buffer's period on
+    /// the plain path); 0 for other convolutions, `u64::MAX` when nothing can wrap.
+    pub period: u64,
+    /// Self-convolution of a vector supported on a lattice (`first + j·stride`, stride > 1):
+    /// `(first window entry on the result's lattice, stride)`. The other entries are exactly
+    /// 0, with no error: the round-off bounds above hold for the lattice entries only.
+    pub lattice: Option<(usize, usize)>,
 }
 
 fn l1(v: &[f64]) -> f64 {
@@ -164,6 +172,8 @@ pub fn convolve_direct(a: &[f64], b: &[f64]) -> Convolved {
             roundoff_l2: 0.0,
             roundoff_floor: 0.0,
             entry_bound: 0.0,
+            period: 0,
+            lattice: None,
         };
     }
     let mut out = vec![0.0; a.len() + b.len() - 1];
@@ -185,6 +195,8 @@ pub fn convolve_direct(a: &[f64], b: &[f64]) -> Convolved {
         roundoff_l2,
         roundoff_floor,
         entry_bound: roundoff_floor,
+        period: 0,
+        lattice: None,
     }
 }
 
@@ -331,6 +343,8 @@ fn inverse_and_bound(
         roundoff_l2,
         roundoff_floor,
         entry_bound,
+        period: n as u64,
+        lattice: None,
     }
 }
 
@@ -348,6 +362,89 @@ pub fn self_convolution_period(window_len: usize, input_len: usize) -> usize {
 /// Mass of the exact result outside the window wraps around into it (aliasing); the caller
 /// accounts for it with a tail bound.
 pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Convolved {
+    match lattice_of(p) {
+        Some((first, stride)) => lattice_power(p, first, stride, k, window_start, window_len),
+        None => power_window(p, k, window_start, window_len),
+    }
+}
+
+/// `(first, stride)` when the non-zero entries of `p` are `first + j·stride` with stride > 1
+/// (at least two of them); `None` otherwise.
+fn lattice_of(p: &[f64]) -> Option<(usize, usize)> {
+    let first = p.iter().position(|&v| v != 0.0)?;
+    let mut stride = 0usize;
+    for (i, &v) in p.iter().enumerate().skip(first + 1) {
+        if v != 0.0 {
+            stride = gcd(stride, i - first);
+            if stride == 1 {
+                return None;
+            }
+        }
+    }
+    (stride > 1).then_some((first, stride))
+}
+
+fn gcd(mut a: usize, mut b: usize) -> usize {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// [`self_convolve_window`] for `p` supported on `first + j·stride`: the k-fold result is
+/// supported on `k·first + J·stride`, and its entries there are those of the k-fold power of
+/// the compressed vector `q_j = p[first + j·stride]` (a transform `stride` times shorter,
+/// and no round-off at all between the lattice points, where the result is exactly 0).
+fn lattice_power(
+    p: &[f64],
+    first: usize,
+    stride: usize,
+    k: u64,
+    window_start: u64,
+    window_len: usize,
+) -> Convolved {
+    let compressed: Vec<f64> = p[first..].iter().step_by(stride).copied().collect();
+    let s = stride as i128;
+    let base = k as i128 * first as i128;
+    let (lo, hi) = (
+        window_start as i128,
+        window_start as i128 + window_len as i128 - 1,
+    );
+    // Lattice indices J with lo ≤ base + J·s ≤ hi.
+    let j_lo = ((lo - base).max(0) + s - 1) / s;
+    let j_hi = if hi < base { -1 } else { (hi - base) / s };
+    let mut values = vec![0.0; window_len];
+    if j_hi < j_lo {
+        return Convolved {
+            values,
+            roundoff_l2: 0.0,
+            roundoff_floor: 0.0,
+            entry_bound: 0.0,
+            // Nothing was transformed: every entry is exactly 0 and nothing wraps.
+            period: u64::MAX,
+            lattice: None,
+        };
+    }
+    let count = (j_hi - j_lo + 1) as usize;
+    let inner = power_window(&compressed, k, j_lo as u64, count);
+    let first_entry = (base + j_lo * s - lo) as usize;
+    for (j, v) in inner.values.iter().enumerate() {
+        values[first_entry + j * stride] = *v;
+    }
+    Convolved {
+        values,
+        roundoff_l2: inner.roundoff_l2,
+        roundoff_floor: inner.roundoff_floor,
+        entry_bound: inner.entry_bound,
+        // The compressed buffer wraps lattice index j_lo + period onto j_lo, i.e. the exact
+        // result from base + (j_lo + period)·stride on.
+        period: u64::try_from(base + (j_lo + inner.period as i128) * s - lo).unwrap_or(u64::MAX),
+        lattice: Some((first_entry, stride)),
+    }
+}
+
+/// [`self_convolve_window`] by one FFT power over the full vector.
+fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Convolved {
     let n = self_convolution_period(window_len, p.len());
     let plans = plans(n);
     let (forward, inverse) = &plans;
@@ -684,6 +781,53 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A vector on a lattice (stride 3 after two leading zeros): the power is computed on
+    /// the compressed vector, is exactly 0 between the lattice points, and matches repeated
+    /// direct convolution on them within the claimed bound, for windows that start on or
+    /// off the lattice and below the support.
+    #[test]
+    fn lattice_power_matches_direct_convolution() {
+        let mut p = vec![0.0; 62];
+        for (j, i) in (2..62).step_by(3).enumerate() {
+            p[i] = 1.0 + 0.5 * (j as f64 * 0.9).sin();
+        }
+        let total: f64 = p.iter().sum();
+        p.iter_mut().for_each(|v| *v /= total);
+        assert_eq!(lattice_of(&p), Some((2, 3)));
+        let k = 9u64;
+        let full_len = (p.len() - 1) * k as usize + 1;
+        let mut exact = vec![1.0];
+        for _ in 0..k {
+            exact = convolve_direct(&exact, &p).values;
+        }
+        for (start, len) in [
+            (0u64, full_len),
+            (1, full_len),
+            (19, full_len),
+            (0, full_len + 7),
+        ] {
+            let got = self_convolve_window(&p, k, start, len);
+            let (first, stride) = got.lattice.expect("lattice path taken");
+            assert_eq!(stride, 3);
+            assert!(got.period >= len as u64);
+            for (i, v) in got.values.iter().enumerate() {
+                let e = exact.get(start as usize + i).copied().unwrap_or(0.0);
+                if i >= first && (i - first) % stride == 0 {
+                    assert!(
+                        (v - e).abs() <= got.roundoff_floor + 1e-15 * e,
+                        "window {start}+{i}: {v} vs {e}"
+                    );
+                } else {
+                    assert_eq!(*v, 0.0, "window {start}+{i} off the lattice");
+                    assert_eq!(e, 0.0, "exact result off the lattice at {start}+{i}");
+                }
+            }
+        }
+        // A vector off any lattice takes the plain path.
+        assert_eq!(lattice_of(&[0.2, 0.3, 0.5]), None);
+        assert_eq!(lattice_of(&[0.0, 1.0]), None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use crate::bound::Bound;
 use crate::error::{Error, Result};
-use crate::numeric::fft_convolution::{convolve, self_convolution_period, self_convolve_window};
+use crate::numeric::fft_convolution::{convolve, self_convolve_window};
 use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
 use crate::pmf::tail_moments::{TailMoments, TILTS};
 
@@ -223,7 +223,7 @@ impl GridPmf {
                     (composed_mass - window_mass).max(0.0) + len as f64 * conv.roundoff_floor;
                 // The circular buffer is `period` long: mass above the window lands in it
                 // from index bottom + period on (anywhere in it, after several turns).
-                let period = self_convolution_period(len as usize, self.probs.len()) as u64;
+                let period = conv.period;
                 let wrapped_above = match window.bottom.checked_add(period) {
                     Some(first) if first <= full_top => {
                         chernoff_mass_from(&moments, k, first).min(composed_mass)
@@ -266,6 +266,18 @@ impl GridPmf {
                 }
             }
         }
+        // On a lattice, the entries between its points are exactly 0 with no error.
+        let lattice_errors = conv.lattice.map(|(first, stride)| {
+            let mut errors = vec![0.0; conv.values.len()];
+            for e in errors.iter_mut().skip(first).step_by(stride) {
+                *e = conv.roundoff_floor;
+            }
+            // A lower PMF may have moved mass onto the top entry (see above).
+            if let Some(last) = errors.last_mut() {
+                *last = conv.roundoff_floor;
+            }
+            errors
+        });
         let mut out = GridPmf {
             step: self.step,
             offset,
@@ -281,7 +293,7 @@ impl GridPmf {
             folded_error: kf * self.folded_error,
             half_offset,
             loss_allowance: kf * self.loss_allowance,
-            entry_errors: None,
+            entry_errors: lattice_errors,
         };
         if tilts > 0 && self.entry_errors.is_none() {
             out.refine_tail(self, k, &window, tilts);
@@ -415,7 +427,10 @@ impl GridPmf {
         let len = self.probs.len();
         // Every entry's error: the untilted uniform bound, plus (upper PMFs) the mass below
         // the window, which may otherwise be lost when its wrapped copy is replaced.
-        let mut errors = vec![untilted_per_entry; len];
+        let mut errors = self
+            .entry_errors
+            .take()
+            .unwrap_or_else(|| vec![untilted_per_entry; len]);
         if self.bound == Bound::Upper {
             self.probs[0] += window.mass_below;
         }
