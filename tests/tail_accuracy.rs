@@ -85,3 +85,38 @@ fn every_preset_meets_the_tolerance_at_tiny_delta() {
         }
     }
 }
+
+/// Distinct events at tiny δ: atom-only events (randomized response) beside a Gaussian and
+/// Laplace noise. Before: 12 × Laplace + Gaussian + 100 × RR at δ 1e-12 gave [61.85, ∞]
+/// (the heterogeneous convolution's round-off charge alone exceeded δ), and RR × 100 +
+/// Gaussian [42.11, 50.08] (the self-composition's tilts aimed at the top of RR's bounded
+/// support). Now the tolerance is met and the PLD upper bound is below RDP's, an
+/// independent upper bound (its order search and conversion share nothing with the PLD).
+#[test]
+fn distinct_events_meet_the_tolerance_at_tiny_delta_and_beat_rdp() {
+    let specs = [
+        r#"{"neighbouring":"replace","events":[
+            {"mechanism":"laplace","scale":1.0,"sensitivity":1.0,"count":12},
+            {"mechanism":"gaussian","sigma":2.0,"sensitivity":1.0},
+            {"mechanism":"randomized_response","epsilon":0.5,"categories":2,"count":100}]}"#,
+        r#"{"neighbouring":"replace","events":[
+            {"mechanism":"randomized_response","epsilon":0.5,"categories":2,"count":100},
+            {"mechanism":"gaussian","sigma":2.0,"sensitivity":1.0}]}"#,
+    ];
+    for text in specs {
+        let spec = pld_accountant::CompositionSpec::from_json_str(text).unwrap();
+        let accountant = Accountant::new(&spec, AccountantOptions::default()).unwrap();
+        for delta in [1e-12, 1e-15] {
+            let answer = accountant.epsilon_for_delta(delta).unwrap();
+            let e = answer.epsilon;
+            let (rdp, _) = pld_accountant::comparison::rdp_epsilon(&spec, delta).unwrap();
+            assert!(
+                answer.settings.tolerance_met && e.upper <= rdp,
+                "δ = {delta:e}: [{}, {}] (met: {}), RDP {rdp}, spec {text}",
+                e.lower,
+                e.upper,
+                answer.settings.tolerance_met
+            );
+        }
+    }
+}

@@ -296,7 +296,17 @@ impl GridPmf {
             entry_errors: lattice_errors,
         };
         if tilts > 0 && self.entry_errors.is_none() {
-            out.refine_tail(self, k, &window, tilts);
+            // Besides the fractions of the window top's saddle point, the saddle points of
+            // the Chernoff quantiles at levels τ^{j/tilts}: where the window top is the end of
+            // a bounded support (atoms, randomized response), its saddle point is huge and
+            // its fractions all aim beyond the δ that matter.
+            let log_half_tail = (0.5 * tail_mass).max(1e-300).ln();
+            let quantile_tilts: Vec<f64> = (1..=tilts)
+                .filter_map(|j| {
+                    saddle_tilt_at(&moments, k, log_half_tail * j as f64 / tilts as f64)
+                })
+                .collect();
+            out.refine_tail(self, k, &window, tilts, &quantile_tilts);
         }
         if tail_mass > 0.0 {
             out.fold_noise_floor(out.roundoff_floor);
@@ -421,7 +431,14 @@ impl GridPmf {
 
     /// Replace entries by those of tilted FFT powers where that bounds their error better
     /// (see [`GridPmf::self_compose_tilted`]). `single` is the PMF that was composed.
-    fn refine_tail(&mut self, single: &GridPmf, k: u64, window: &Window, tilts: usize) {
+    fn refine_tail(
+        &mut self,
+        single: &GridPmf,
+        k: u64,
+        window: &Window,
+        tilts: usize,
+        extra_tilts: &[f64],
+    ) {
         let untilted_per_entry = self.roundoff_floor;
         let kf = k as f64;
         let len = self.probs.len();
@@ -435,10 +452,12 @@ impl GridPmf {
             self.probs[0] += window.mass_below;
         }
         let mut replaced_sq = 0.0;
-        for t in 1..=tilts {
-            // Below the saddle tilt of the window top: at the saddle itself half the tilted
-            // mass would lie beyond the window and wrap around.
-            let theta = window.saddle_tilt * t as f64 / (tilts + 1) as f64;
+        // Below the saddle tilt of the window top (at the saddle itself half the tilted mass
+        // would lie beyond the window and wrap around), and the caller's.
+        let thetas = (1..=tilts)
+            .map(|t| window.saddle_tilt * t as f64 / (tilts + 1) as f64)
+            .chain(extra_tilts.iter().copied());
+        for theta in thetas {
             if !(theta > 0.0 && theta.is_finite()) {
                 continue;
             }
@@ -902,6 +921,22 @@ fn chernoff_window(
         },
         saddle_tilt,
     }
+}
+
+/// The tilt (nats⁻¹) of the best Chernoff bound for the index above which the k-fold sum
+/// holds at most `e^{log_level}`: the saddle point there, among the tilts tried.
+fn saddle_tilt_at(moments: &TailMoments, k: u64, log_level: f64) -> Option<f64> {
+    let kf = k as f64;
+    (0..TILTS)
+        .filter(|&t| moments.up[t].is_finite())
+        .map(|t| {
+            (
+                (kf * moments.up[t] - log_level) / moments.lambdas[t],
+                moments.tilts[t],
+            )
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, tilt)| tilt)
 }
 
 /// Chernoff bound on the mass of the k-fold sum of `p` (any non-negative vector, e.g. a tilted
