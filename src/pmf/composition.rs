@@ -303,7 +303,10 @@ impl GridPmf {
             let log_half_tail = (0.5 * tail_mass).max(1e-300).ln();
             let quantile_tilts: Vec<f64> = (1..=tilts)
                 .filter_map(|j| {
-                    saddle_tilt_at(&moments, k, log_half_tail * j as f64 / tilts as f64)
+                    let level = log_half_tail * j as f64 / tilts as f64;
+                    moments
+                        .upper_quantile(k as f64, level, None)
+                        .map(|(_, tilt)| tilt)
                 })
                 .collect();
             out.refine_tail(self, k, &window, tilts, &quantile_tilts);
@@ -364,15 +367,9 @@ impl GridPmf {
         let ma = TailMoments::with_span(&a.probs, a.step, span);
         let mb = TailMoments::with_span(&b.probs, b.step, span);
         let log_half_tail = (0.5 * tail_mass).max(1e-300).ln();
-        let mut saddle = 0.0;
-        let mut best = f64::INFINITY;
-        for t in 0..TILTS {
-            let index = (ma.up[t] + mb.up[t] - log_half_tail) / ma.lambdas[t];
-            if index < best {
-                best = index;
-                saddle = ma.tilts[t];
-            }
-        }
+        let saddle = ma
+            .upper_quantile(1.0, log_half_tail, Some(&mb))
+            .map_or(0.0, |(_, tilt)| tilt);
         let mut replaced_sq = 0.0;
         for j in 1..=tilts {
             let theta = saddle * j as f64 / (tilts + 1) as f64;
@@ -454,33 +451,17 @@ impl GridPmf {
         let mut replaced_sq = 0.0;
         // Below the saddle tilt of the window top (at the saddle itself half the tilted mass
         // would lie beyond the window and wrap around), and the caller's.
-        let thetas = (1..=tilts)
+        let mut thetas: Vec<f64> = (1..=tilts)
             .map(|t| window.saddle_tilt * t as f64 / (tilts + 1) as f64)
-            .chain(extra_tilts.iter().copied());
+            .chain(extra_tilts.iter().copied())
+            .collect();
+        // The two sets may share tilts (both come from the same tilt table): power each once.
+        thetas.sort_by(f64::total_cmp);
+        thetas.dedup();
         for theta in thetas {
-            if !(theta > 0.0 && theta.is_finite()) {
+            let Some((tilted, log_normalizer)) = single.tilted(theta) else {
                 continue;
-            }
-            // p̃ᵢ = pᵢ e^{θ lᵢ − a} with a = ln Σ pᵢ e^{θ lᵢ}, so p̃ is a probability vector.
-            let exponents: Vec<f64> = (0..single.len()).map(|i| theta * single.loss(i)).collect();
-            let shift = exponents.iter().fold(f64::NEG_INFINITY, |m, &e| m.max(e));
-            let scaled: Vec<f64> = single
-                .probs
-                .iter()
-                .zip(&exponents)
-                .map(|(p, e)| p * (e - shift).exp())
-                .collect();
-            let log_normalizer =
-                shift + crate::numeric::summation::neumaier_sum(scaled.iter().copied()).ln();
-            if !log_normalizer.is_finite() {
-                continue;
-            }
-            let tilted: Vec<f64> = single
-                .probs
-                .iter()
-                .zip(&exponents)
-                .map(|(p, e)| p * (e - log_normalizer).exp())
-                .collect();
+            };
             let conv = self_convolve_window(&tilted, k, window.bottom, len);
             // Mass of the tilted k-fold sum outside the window wraps into it.
             let aliased = tilted_window_leak(&tilted, single.step, k, window);
@@ -868,18 +849,11 @@ fn chernoff_window(
     } else {
         f64::NEG_INFINITY
     };
-    let mut best_top = f64::INFINITY;
+    let (best_top, saddle_tilt) = moments
+        .upper_quantile(kf, log_half_tail, None)
+        .unwrap_or((f64::INFINITY, moments.tilts[0]));
     let mut best_bottom = f64::NEG_INFINITY;
-    let mut saddle_tilt = moments.tilts[0];
-    for (t, &tilt) in moments.tilts.iter().enumerate() {
-        let (lambda, up, down) = (moments.lambdas[t], moments.up[t], moments.down[t]);
-        if up.is_finite() {
-            let candidate = (kf * up - log_half_tail) / lambda;
-            if candidate < best_top {
-                best_top = candidate;
-                saddle_tilt = tilt;
-            }
-        }
+    for (&lambda, &down) in moments.lambdas.iter().zip(&moments.down) {
         if down.is_finite() {
             best_bottom = best_bottom.max((log_half_tail - kf * down) / lambda);
         }
@@ -921,22 +895,6 @@ fn chernoff_window(
         },
         saddle_tilt,
     }
-}
-
-/// The tilt (nats⁻¹) of the best Chernoff bound for the index above which the k-fold sum
-/// holds at most `e^{log_level}`: the saddle point there, among the tilts tried.
-fn saddle_tilt_at(moments: &TailMoments, k: u64, log_level: f64) -> Option<f64> {
-    let kf = k as f64;
-    (0..TILTS)
-        .filter(|&t| moments.up[t].is_finite())
-        .map(|t| {
-            (
-                (kf * moments.up[t] - log_level) / moments.lambdas[t],
-                moments.tilts[t],
-            )
-        })
-        .min_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, tilt)| tilt)
 }
 
 /// Chernoff bound on the mass of the k-fold sum of `p` (any non-negative vector, e.g. a tilted

@@ -107,6 +107,28 @@ impl TailMoments {
     }
 }
 
+impl TailMoments {
+    /// The Chernoff upper quantile of the k-fold sum (k real, so a sum of distinct PMFs with
+    /// the same tilts can pass `k = 1` and their moments in `with`): the smallest bound
+    /// `(k·up(t) [+ with.up(t)] − log_level)/λ` over the tilts, on the index (relative to the
+    /// sum's lowest) above which the sum holds at most `e^{log_level}`, and the tilt that
+    /// gives it (the saddle point there). `None` when no moment is finite.
+    pub fn upper_quantile(
+        &self,
+        k: f64,
+        log_level: f64,
+        with: Option<&TailMoments>,
+    ) -> Option<(f64, f64)> {
+        debug_assert!(with.is_none_or(|w| w.lambdas == self.lambdas));
+        (0..TILTS)
+            .map(|t| (k * self.up[t] + with.map_or(0.0, |w| w.up[t]), t))
+            .filter(|(up, _)| up.is_finite())
+            .map(|(up, t)| ((up - log_level) / self.lambdas[t], self.tilts[t]))
+            // The first of equal bounds, as a strict comparison in a loop would keep.
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
