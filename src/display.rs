@@ -361,6 +361,7 @@ mod tests {
             target_width: 2e-3,
             tolerance_met: true,
             worse_direction: "remove".into(),
+            stopped_by: None,
         }
     }
 

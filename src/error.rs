@@ -92,6 +92,21 @@ pub enum Error {
         /// Why no value can meet it, with the accountant's numbers.
         reason: String,
     },
+    /// The grids of a fixed grid step would need more memory than the budget allows
+    /// ([`crate::AccountantOptions::memory_budget`]).
+    #[error(
+        "memory budget exceeded: the grid step {grid_step:e} needs about {needed_mib:.0} MiB, \
+         the memory budget is {budget_mib:.0} MiB; use a larger grid step or a larger memory \
+         budget (--memory-budget)"
+    )]
+    MemoryBudget {
+        /// The fixed grid step (nats).
+        grid_step: f64,
+        /// Estimated need (MiB).
+        needed_mib: f64,
+        /// The budget (MiB).
+        budget_mib: f64,
+    },
     /// The requested grid would be larger than the accountant allows.
     #[error("grid too large: {points} points needed (limit {limit}); {hint}")]
     GridTooLarge {

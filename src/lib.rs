@@ -196,7 +196,8 @@ pub mod spec;
 // The front door: specifications, the accountant and its answers, comparison, calibration.
 pub use accountant::{
     Accountant, AccountantOptions, Budget, DeltaAnswer, EpsilonAnswer, GdpFilter, Ledger,
-    RdpFilter, Settings, Tolerance, LEDGER_FORMAT_VERSION,
+    RdpFilter, Settings, Tolerance, DEFAULT_MEMORY_BUDGET, LEDGER_FORMAT_VERSION,
+    MIN_MEMORY_BUDGET,
 };
 pub use bound::{Bound, Bracket};
 pub use calibration::{calibrate, Calibration, CalibrationProblem, CalibrationProgress};

@@ -593,6 +593,7 @@ fn options() -> impl Strategy<Value = AccountantOptions> {
                 tolerance: t,
                 grid_step,
                 tail_mass,
+                memory_budget: None,
             }
         })
 }

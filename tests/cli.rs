@@ -3076,3 +3076,62 @@ fn a_tighter_tolerance_is_not_capped_by_the_absolute_floor() {
     assert!((absolute - 1e-6).abs() <= 1e-18, "{absolute}");
     assert_eq!(v["settings"]["tolerance_met"], true);
 }
+
+/// `--memory-budget`: a tolerance the budget cannot reach is answered with the bracket that
+/// fits and says so; a fixed grid over it exits 1 naming it; a budget below 16 MiB exits 2.
+#[test]
+fn memory_budget_limits_the_grid_and_says_so() {
+    let dp_sgd = [
+        "epsilon",
+        "--quiet",
+        "--sigma",
+        "1",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "10000",
+        "--delta",
+        "1e-5",
+    ];
+    let json = run_json(
+        &[
+            &dp_sgd[..],
+            &[
+                "--tolerance",
+                "1e-6",
+                "--memory-budget",
+                "32",
+                "--format",
+                "json",
+            ],
+        ]
+        .concat(),
+        None,
+    );
+    assert_eq!(json["settings"]["tolerance_met"], false, "{json}");
+    assert_eq!(json["settings"]["stopped_by"], "memory budget", "{json}");
+    let (upper, lower) = epsilon_bracket(&json, 1e-5);
+    // dp_accounting 0.6.0 at h = 1e-4 gives 6.187745 (fixtures/dp_accounting): the truth is
+    // below it and above our lower bounds.
+    assert!(lower < 6.18775 && upper > 6.1877, "[{lower}, {upper}]");
+    let output = pld()
+        .args(
+            [
+                &dp_sgd[..],
+                &["--grid-step", "1e-5", "--memory-budget", "16"],
+            ]
+            .concat(),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("memory budget"), "{stderr}");
+    let output = pld()
+        .args([&dp_sgd[..], &["--memory-budget", "1"]].concat())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--memory-budget = 1"), "{stderr}");
+}

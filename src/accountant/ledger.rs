@@ -561,6 +561,7 @@ impl Ledger {
             target_width: 0.0,
             tolerance_met: true,
             worse_direction: "both".into(),
+            stopped_by: None,
         }
     }
 
@@ -577,6 +578,7 @@ impl Ledger {
             options: StoredOptions {
                 grid_step: self.options.grid_step,
                 tail_mass: self.options.tail_mass,
+                memory_budget: self.options.memory_budget,
                 tolerance: StoredTolerance::from(self.options.tolerance),
             },
             budget: self.budget,
@@ -690,6 +692,9 @@ struct State {
 struct StoredOptions {
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
+    /// Absent in files written before the option existed (the default then applies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    memory_budget: Option<u64>,
     tolerance: StoredTolerance,
 }
 
@@ -743,6 +748,7 @@ impl State {
             },
             grid_step: self.options.grid_step,
             tail_mass: self.options.tail_mass,
+            memory_budget: self.options.memory_budget,
         };
         let mut ledger = Ledger::new(neighbouring, options)?;
         if let Some(budget) = self.budget {

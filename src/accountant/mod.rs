@@ -55,6 +55,15 @@ pub(crate) fn check_options(options: &AccountantOptions) -> Result<()> {
     if let Some(tau) = options.tail_mass {
         check_tail_mass(tau)?;
     }
+    if let Some(bytes) = options.memory_budget {
+        if bytes < MIN_MEMORY_BUDGET {
+            return Err(Error::invalid(
+                "memory_budget",
+                bytes,
+                "at least 16 MiB (16777216 bytes)",
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -156,6 +165,35 @@ struct Evaluation {
     /// Largest round-off mass any composed PMF may charge to a δ: its per-entry round-off
     /// charge times its number of entries (a bound on how much round-off can move δ).
     roundoff_mass: f64,
+    /// Estimated peak bytes: the [`CONCURRENT_TASKS`] largest task estimates, as if they had
+    /// all run at once.
+    bytes: f64,
+}
+
+/// Tasks counted as running at once in a memory estimate: the most threads an evaluation
+/// uses on any machine, so that the estimate (and an answer cut short by the memory budget)
+/// does not depend on the machine's core count.
+const CONCURRENT_TASKS: usize = parallel::MAX_THREADS;
+
+/// Estimated peak bytes of computing one composed PMF: the parts it composes (with their
+/// per-entry errors) twice over (the parts and the next level of the composition tree); the
+/// FFT buffers of the largest transform, about six vectors as long as the longest PMF
+/// (input, spectrum, scratch, output, per-entry errors), and eight more per tilted copy
+/// (its own transform and its error convolutions); and one event's discretization (about
+/// eight vectors: CDFs, excesses, edges, both directions). Checked against the peak
+/// resident memory of the CLI (`pld -v` prints it), which it exceeds by 1.5–4×.
+fn task_bytes(parts_points: usize, longest: usize, tilts: usize) -> f64 {
+    let (parts, longest) = (parts_points as f64, longest as f64);
+    8.0 * (2.0 * parts + (6 + 8 * tilts) as f64 * longest + 8.0 * longest)
+}
+
+/// The sum of the [`CONCURRENT_TASKS`] largest estimates.
+fn peak_bytes(tasks: &std::sync::Mutex<Vec<f64>>) -> f64 {
+    let mut bytes = tasks
+        .lock()
+        .map_or_else(|_| vec![f64::INFINITY], |b| b.clone());
+    bytes.sort_by(|a, b| b.total_cmp(a));
+    bytes.iter().take(CONCURRENT_TASKS).sum()
 }
 
 /// One ordered neighbouring pair.
@@ -237,17 +275,20 @@ impl Accountant {
             0
         };
         let query = |pmf: &GridPmf| pmf.epsilon_for_delta(delta);
+        let round_off_limits =
+            |roundoff_mass: f64, target_width: f64| roundoff_mass / (delta * target_width);
         let (mut epsilon, mut settings, roundoff_mass) =
-            self.refine(tail_mass, tilts, query, target)?;
+            self.refine(tail_mass, tilts, query, target, round_off_limits)?;
         if tilts == 0
             && !settings.tolerance_met
-            && roundoff_may_matter(roundoff_mass, delta * settings.target_width)
+            && (roundoff_may_matter(roundoff_mass, delta * settings.target_width)
+                || settings.stopped_by.as_deref() == Some("round-off"))
         {
             // Round-off rather than the grid may keep the bracket wide (counts of 1e8 and
             // more multiply the transforms' error by k): tilted powers bound it far tighter.
             // Both brackets are guaranteed, so their intersection is too.
             if let Ok((tilted, tilted_settings, _)) =
-                self.refine(tail_mass, TAIL_TILTS, query, target)
+                self.refine(tail_mass, TAIL_TILTS, query, target, round_off_limits)
             {
                 let merged = Bracket {
                     upper: epsilon.upper.min(tilted.upper),
@@ -304,6 +345,7 @@ impl Accountant {
                 tilts,
                 |pmf| pmf.delta_for_epsilon(epsilon),
                 target,
+                |roundoff_mass, target_width| roundoff_mass / target_width,
             )?;
             // Tiny δ: truncation must be far below it, and the tail computed in relative terms.
             let reference = if delta.lower > 0.0 {
@@ -355,11 +397,11 @@ impl Accountant {
                 tail_mass,
                 tilts: 0,
             };
-            let remove = self.composed(bound, Direction::Remove, grid)?;
+            let (remove, _) = self.composed(bound, Direction::Remove, grid)?;
             let add = if symmetric {
                 None
             } else {
-                Some(self.composed(bound, Direction::Add, grid)?)
+                Some(self.composed(bound, Direction::Add, grid)?.0)
             };
             PrivacyLossDistribution::from_pmfs(remove, add)
         };
@@ -373,8 +415,9 @@ impl Accountant {
         })
     }
 
-    /// The composition's PMF in one direction and one bound.
-    fn composed(&self, bound: Bound, direction: Direction, grid: Grid) -> Result<GridPmf> {
+    /// The composition's PMF in one direction and one bound, and an estimate of the bytes
+    /// its computation held at its peak (see [`task_bytes`]).
+    fn composed(&self, bound: Bound, direction: Direction, grid: Grid) -> Result<(GridPmf, f64)> {
         let Grid {
             step,
             tail_mass,
@@ -426,7 +469,11 @@ impl Accountant {
             };
             parts.push(composed);
         }
-        compose_all_tilted(parts, tail_mass, tilts)
+        let parts_points: usize = parts.iter().map(GridPmf::stored_points).sum();
+        let largest_part = parts.iter().map(GridPmf::len).max().unwrap_or(0);
+        let composed = compose_all_tilted(parts, tail_mass, tilts)?;
+        let bytes = task_bytes(parts_points, largest_part.max(composed.len()), tilts);
+        Ok((composed, bytes))
     }
 
     /// Evaluate a query (ε(δ) or δ(ε), read from one direction's PMF) as a bracket over both
@@ -450,20 +497,25 @@ impl Accountant {
     fn evaluate(&self, grid: Grid, query: &(dyn Fn(&GridPmf) -> f64 + Sync)) -> Result<Evaluation> {
         let symmetric = self.plan.is_symmetric();
         let roundoff_mass = std::sync::Mutex::new(0.0_f64);
+        let task_bytes_seen = std::sync::Mutex::new(Vec::<f64>::new());
         // (value, number of grid points) of one direction in one bound.
         let run =
             |&(bound, direction, task_grid): &(Bound, Direction, Grid)| -> Result<(f64, usize)> {
-                self.composed(bound, direction, task_grid).map(|pmf| {
-                    // Only the PMFs on the evaluated grid (not the coarser lower grids of a fixed
-                    // step, nor ADD's coarse check) decide whether tilts could narrow the bracket.
-                    if task_grid == grid {
-                        let charge = pmf.roundoff_floor() * pmf.len() as f64;
-                        if let Ok(mut largest) = roundoff_mass.lock() {
-                            *largest = largest.max(charge);
+                self.composed(bound, direction, task_grid)
+                    .map(|(pmf, bytes)| {
+                        if let Ok(mut held) = task_bytes_seen.lock() {
+                            held.push(bytes);
                         }
-                    }
-                    (query(&pmf), pmf.len())
-                })
+                        // Only the PMFs on the evaluated grid (not the coarser lower grids of a fixed
+                        // step, nor ADD's coarse check) decide whether tilts could narrow the bracket.
+                        if task_grid == grid {
+                            let charge = pmf.roundoff_floor() * pmf.len() as f64;
+                            if let Ok(mut largest) = roundoff_mass.lock() {
+                                *largest = largest.max(charge);
+                            }
+                        }
+                        (query(&pmf), pmf.len())
+                    })
             };
         let chain = match self.options.grid_step {
             Some(_) => coarser_steps(grid.step),
@@ -522,6 +574,7 @@ impl Accountant {
                 worse_direction: "both",
                 points,
                 roundoff_mass: roundoff_mass.lock().map_or(f64::INFINITY, |r| *r),
+                bytes: peak_bytes(&task_bytes_seen),
             });
         };
         let (coarse_add, _) = coarse_add_result?;
@@ -531,6 +584,7 @@ impl Accountant {
                 worse_direction: "remove",
                 points,
                 roundoff_mass: roundoff_mass.lock().map_or(f64::INFINITY, |r| *r),
+                bytes: peak_bytes(&task_bytes_seen),
             });
         }
         let (add, add_points) = bracket_of(&parallel_map(&tasks_of(Direction::Add), run))?;
@@ -544,6 +598,7 @@ impl Accountant {
             worse_direction,
             points: points.max(add_points),
             roundoff_mass: roundoff_mass.lock().map_or(f64::INFINITY, |r| *r),
+            bytes: peak_bytes(&task_bytes_seen),
         })
     }
 
@@ -554,6 +609,7 @@ impl Accountant {
         tilts: usize,
         query: impl Fn(&GridPmf) -> f64 + Sync,
         target: impl Fn(&Bracket) -> f64,
+        round_off_share: impl Fn(f64, f64) -> f64,
     ) -> Result<(Bracket, Settings, f64)> {
         let fixed = self.options.grid_step;
         let mut step = fixed.unwrap_or_else(|| match self.start_step {
@@ -563,17 +619,36 @@ impl Accountant {
         let mut refinements = 0;
         let mut coarsenings = 0;
         let mut best: Option<Bracket> = None;
+        let budget = self.options.memory_budget_bytes() as f64;
         loop {
             let grid = Grid {
                 step,
                 tail_mass,
                 tilts,
             };
+            // The first grid's memory from the events' loss ranges (later grids are checked
+            // from the measured sizes before they are chosen, below).
+            if refinements == 0 {
+                let needed = self.plan.memory_estimate(step, tilts);
+                if needed > budget {
+                    if fixed.is_none() && coarsenings < MAX_COARSENINGS && step < MAX_GRID_STEP {
+                        step = self.plan.aligned_step((step * 4.0).min(MAX_GRID_STEP));
+                        coarsenings += 1;
+                        continue;
+                    }
+                    return Err(Error::MemoryBudget {
+                        grid_step: step,
+                        needed_mib: needed / (1u64 << 20) as f64,
+                        budget_mib: budget / (1u64 << 20) as f64,
+                    });
+                }
+            }
             let Evaluation {
                 bracket,
                 worse_direction,
                 points,
                 roundoff_mass,
+                bytes,
             } = match self.evaluate(grid, &query) {
                 Ok(evaluation) => evaluation,
                 // The first grid is too fine for the composition's range: coarsen it (the
@@ -600,19 +675,49 @@ impl Accountant {
                 },
                 None => bracket,
             };
+            let previous_width = best.map(|b| b.width());
             best = Some(bracket);
             let width = bracket.width();
             let wanted = target(&bracket);
             let met = width.is_finite() && width <= wanted;
+            // Round-off, not the grid, keeps the bracket wide when a finer grid did not
+            // narrow it by a tenth while round-off could be part of the width (its mass at
+            // least 1e-3 of the target width in δ; the lower end also pays the round-off of
+            // every composition on its own terms): finer grids would only cost more (each
+            // about three times the last), so stop here and let the caller retry with
+            // tilted powers.
+            let share = round_off_share(roundoff_mass, wanted);
+            let not_narrowing = previous_width.is_some_and(|w| width > 0.9 * w);
+            let stalled = tilts == 0 && !met && not_narrowing && (share.is_nan() || share >= 1e-3);
             let give_up =
                 fixed.is_some() || met || !width.is_finite() || refinements >= MAX_REFINEMENTS;
-            let next = self
+            let mut next = self
                 .plan
                 .aligned_step(step * (0.95 * (wanted / width).sqrt()).clamp(0.1, 0.8));
-            // The composed grids grow like 1/step: stop before one would exceed the budget.
+            // A refinement the memory budget cannot hold: the finest step that fits, if it is
+            // still a refinement (memory grows like 1/step).
+            let fitting = step * bytes / budget;
+            if next < fitting && fitting <= 0.8 * step {
+                next = self.plan.aligned_step(fitting * 1.01);
+            }
+            // The composed grids grow like 1/step: stop before one would exceed the limits.
             let too_large =
                 points as f64 * (step / next) > MAX_REFINED_POINTS as f64 || !self.plan.fits(next);
-            if give_up || too_large {
+            let over_budget = bytes * (step / next) > budget;
+            if give_up || too_large || over_budget || stalled {
+                let stopped_by = if met || fixed.is_some() || !width.is_finite() {
+                    None
+                } else if stalled {
+                    Some("round-off")
+                } else if over_budget {
+                    Some("memory budget")
+                } else if too_large {
+                    Some("grid size limit")
+                } else if refinements >= MAX_REFINEMENTS {
+                    Some("refinement limit")
+                } else {
+                    None
+                };
                 return Ok((
                     bracket,
                     Settings {
@@ -625,6 +730,7 @@ impl Accountant {
                         target_width: wanted,
                         tolerance_met: met,
                         worse_direction: worse_direction.into(),
+                        stopped_by: stopped_by.map(Into::into),
                     },
                     roundoff_mass,
                 ));
@@ -647,5 +753,8 @@ pub use filters::{GdpFilter, RdpFilter, FILTER_ORDERS};
 pub use ledger::{Budget, Ledger, LEDGER_FORMAT_VERSION};
 use parallel::parallel_map;
 use plan::Plan;
-pub use settings::{AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance};
+pub use settings::{
+    AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance, DEFAULT_MEMORY_BUDGET,
+    MIN_MEMORY_BUDGET,
+};
 use std::sync::Arc;

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Most threads one evaluation uses (each holds its own FFT buffers).
-const MAX_THREADS: usize = 4;
+pub(super) const MAX_THREADS: usize = 4;
 
 /// `f` applied to every item, in order, by up to [`MAX_THREADS`] threads (no more than the
 /// machine's parallelism). Threads take the items in order, so putting the costliest first

@@ -373,6 +373,27 @@ impl Plan {
         2.0 * self.widest_loss_width() / step < MAX_GRID_POINTS as f64
     }
 
+    /// Estimated peak bytes of an evaluation on a grid of step `step` before any has run:
+    /// every group's PMF as wide as its single event's rough loss range, [`CONCURRENT_TASKS`]
+    /// tasks at once (see [`super::task_bytes`]).
+    pub(super) fn memory_estimate(&self, step: f64, tilts: usize) -> f64 {
+        let gaussian_width = |mu: f64| mu * mu / 2.0 + 20.0 * mu + 1.0;
+        // No grid holds losses beyond ±LOSS_LIMIT.
+        let points = |width: f64| {
+            (width.min(2.0 * crate::pmf::grid_pmf::LOSS_LIMIT + 1.0) / step)
+                .min(MAX_GRID_POINTS as f64) as usize
+                + 1
+        };
+        let widths: Vec<usize> = self
+            .groups
+            .iter()
+            .map(|g| points(g.component.loss_width(gaussian_width)))
+            .chain(self.gaussian_mu.map(|mu| points(gaussian_width(mu))))
+            .collect();
+        let longest = widths.iter().copied().max().unwrap_or(0);
+        CONCURRENT_TASKS as f64 * super::task_bytes(widths.iter().sum(), longest, tilts)
+    }
+
     /// A rough width (nats) of the widest single event's loss range.
     fn widest_loss_width(&self) -> f64 {
         let gaussian_width = |mu: f64| mu * mu / 2.0 + 20.0 * mu + 1.0;

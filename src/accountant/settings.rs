@@ -45,6 +45,13 @@ impl Default for Tolerance {
     }
 }
 
+/// Memory an accountant plans to stay within by default: 2 GiB (see
+/// [`AccountantOptions::memory_budget`]).
+pub const DEFAULT_MEMORY_BUDGET: u64 = 2 << 30;
+
+/// Smallest memory budget accepted: 16 MiB (a grid of a few hundred thousand points).
+pub const MIN_MEMORY_BUDGET: u64 = 16 << 20;
+
 /// Accountant settings. `Default` gives the accuracy-driven behaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct AccountantOptions {
@@ -54,6 +61,22 @@ pub struct AccountantOptions {
     pub grid_step: Option<f64>,
     /// Fixed truncation mass per truncation (default: 1e-14, or 1e-9·δ if smaller).
     pub tail_mass: Option<f64>,
+    /// Bytes the grids of one evaluation may hold (default [`DEFAULT_MEMORY_BUDGET`], at
+    /// least [`MIN_MEMORY_BUDGET`]). The accountant estimates the memory of a grid before
+    /// computing on it (from the previous grid's measured sizes, or from the events' loss
+    /// ranges for the first one): a refinement that would exceed the budget is not made, and
+    /// the bracket of the last grid is returned with its tolerance not met
+    /// ([`Settings::stopped_by`] = `"memory budget"`); a first grid that would exceed it is
+    /// coarsened. A fixed grid step over the budget is an [`crate::Error::MemoryBudget`].
+    /// The estimate is of the accountant's own buffers; the process needs a few MiB more.
+    pub memory_budget: Option<u64>,
+}
+
+impl AccountantOptions {
+    /// The memory budget in bytes, default applied.
+    pub fn memory_budget_bytes(&self) -> u64 {
+        self.memory_budget.unwrap_or(DEFAULT_MEMORY_BUDGET)
+    }
 }
 
 /// How a result was computed, for the JSON output.
@@ -88,6 +111,13 @@ pub struct Settings {
     /// The neighbouring direction that determines the answer: `"remove"` (the outputs with
     /// the extra record as P) or `"add"`; `"both"` for symmetric compositions.
     pub worse_direction: Cow<'static, str>,
+    /// Why the refinement stopped short of the tolerance, when it did and a limit rather
+    /// than the grid was the reason: `"memory budget"` (the next grid would exceed
+    /// [`AccountantOptions::memory_budget`]), `"round-off"` (a finer grid did not narrow
+    /// the bracket and the transforms' round-off bound could explain its width),
+    /// `"grid size limit"` or `"refinement limit"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<Cow<'static, str>>,
 }
 
 /// The answer to "what ε for this δ?".
@@ -136,6 +166,7 @@ impl Settings {
             target_width: target,
             tolerance_met: bracket.width().is_finite() && bracket.width() <= target,
             worse_direction: Cow::Borrowed("both"),
+            stopped_by: None,
         }
     }
 }

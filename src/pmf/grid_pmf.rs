@@ -206,6 +206,12 @@ impl GridPmf {
         self.probs.len()
     }
 
+    /// Number of f64 values held: the probabilities and, when kept, their per-entry error
+    /// bounds (what the accountant's memory estimate counts).
+    pub(crate) fn stored_points(&self) -> usize {
+        self.probs.len() + self.entry_errors.as_ref().map_or(0, Vec::len)
+    }
+
     /// Whether no finite loss carries a stored probability slot.
     pub fn is_empty(&self) -> bool {
         self.probs.is_empty()

@@ -325,6 +325,11 @@ pub struct AccuracyArgs {
     /// (others exit with code 2; a step too fine for the composition's grid exits with 1).
     #[arg(long, value_name = "NATS", allow_hyphen_values = true)]
     pub grid_step: Option<f64>,
+    /// Memory the accountant's grids may use, in MiB (default 2048, at least 16). A grid
+    /// finer than fits is not tried: the answer is the bracket of the finest grid that fits,
+    /// marked "tolerance NOT met: memory budget" (with --grid-step, exit code 1).
+    #[arg(long, value_name = "MIB", allow_hyphen_values = true)]
+    pub memory_budget: Option<f64>,
 }
 
 /// How to print the result.

@@ -14,6 +14,7 @@ use crate::progress::Progress;
 use crate::render::{self, number, PresetList};
 use pld_accountant::{
     spec::presets, Accountant, AccountantOptions, CalibrationProblem, Error, Tolerance,
+    MIN_MEMORY_BUDGET,
 };
 use std::path::{Path, PathBuf};
 
@@ -37,7 +38,9 @@ impl From<Error> for Failure {
 /// included); 1 for limits of the computation.
 fn exit_code(error: &Error) -> u8 {
     match error {
-        Error::GridTooLarge { .. } | Error::IncompatibleDistributions { .. } => 1,
+        Error::GridTooLarge { .. }
+        | Error::IncompatibleDistributions { .. }
+        | Error::MemoryBudget { .. } => 1,
         Error::Infeasible { .. } => 2,
         // A release refused by the budget: the input is valid, the answer is no.
         Error::BudgetExceeded { .. } => 1,
@@ -61,7 +64,10 @@ pub fn run(command: Command, progress: &Progress) -> Result<String, Failure> {
 fn epsilon(a: EpsilonArgs, progress: &Progress) -> Result<String, Failure> {
     let input = read(&a.spec, progress)?;
     let delta = input.delta(a.delta)?;
-    let accountant = Accountant::new(&input.spec, options(&a.accuracy, Target::Epsilon, progress))?;
+    let accountant = Accountant::new(
+        &input.spec,
+        options(&a.accuracy, Target::Epsilon, progress)?,
+    )?;
     let answer = {
         let _task = progress.task(format!("ε at δ = {delta:e}"), 0);
         accountant.epsilon_for_delta(delta)?
@@ -77,7 +83,7 @@ fn epsilon(a: EpsilonArgs, progress: &Progress) -> Result<String, Failure> {
 
 fn delta(a: DeltaArgs, progress: &Progress) -> Result<String, Failure> {
     let input = read(&a.spec, progress)?;
-    let accountant = Accountant::new(&input.spec, options(&a.accuracy, Target::Delta, progress))?;
+    let accountant = Accountant::new(&input.spec, options(&a.accuracy, Target::Delta, progress)?)?;
     let answer = {
         let _task = progress.task(format!("δ at ε = {}", a.epsilon), 0);
         accountant.delta_for_epsilon(a.epsilon)?
@@ -98,7 +104,7 @@ fn compare(a: CompareArgs, progress: &Progress) -> Result<String, Failure> {
     if a.delta.is_none() {
         progress.note(format!("δ = {delta:e} (the preset's; --delta changes it)"));
     }
-    let options = options(&a.accuracy, Target::Epsilon, progress);
+    let options = options(&a.accuracy, Target::Epsilon, progress)?;
     // Checked here so that bad options fail before the plot's work.
     Accountant::new(&input.spec, options)?;
     let report = {
@@ -132,7 +138,7 @@ fn curve(a: CurveArgs, progress: &Progress) -> Result<String, Failure> {
         Query::EpsilonForDelta => Target::Epsilon,
         Query::DeltaForEpsilon => Target::Delta,
     };
-    let accountant = Accountant::new(&input.spec, options(&a.accuracy, target, progress))?;
+    let accountant = Accountant::new(&input.spec, options(&a.accuracy, target, progress)?)?;
     let report = CurveReport::new(&accountant, query, &values, &input, progress)?;
     if let Some(path) = plot_file {
         let title = format!("privacy curve: {}", input.source);
@@ -169,7 +175,7 @@ fn calibrate(a: CalibrateArgs, progress: &Progress) -> Result<String, Failure> {
         number::input(a.epsilon),
         number::input(a.delta)
     ));
-    let options = options(&a.accuracy, Target::Epsilon, progress);
+    let options = options(&a.accuracy, Target::Epsilon, progress)?;
     let report = CalibrationReport::new(&problem, (a.epsilon, a.delta), options, source, progress)?;
     Ok(render::render(&report, a.output.format))
 }
@@ -210,12 +216,30 @@ enum Target {
 }
 
 /// The options of `--tolerance` (for ε) and `--grid-step`.
-pub fn accountant_options(accuracy: &AccuracyArgs, progress: &Progress) -> AccountantOptions {
+pub fn accountant_options(
+    accuracy: &AccuracyArgs,
+    progress: &Progress,
+) -> Result<AccountantOptions, Error> {
     options(accuracy, Target::Epsilon, progress)
 }
 
-fn options(accuracy: &AccuracyArgs, target: Target, progress: &Progress) -> AccountantOptions {
+fn options(
+    accuracy: &AccuracyArgs,
+    target: Target,
+    progress: &Progress,
+) -> Result<AccountantOptions, Error> {
     let mut options = AccountantOptions::default();
+    if let Some(mib) = accuracy.memory_budget {
+        if !(mib.is_finite() && mib * (1u64 << 20) as f64 >= MIN_MEMORY_BUDGET as f64 && mib <= 1e9)
+        {
+            return Err(Error::invalid(
+                "--memory-budget",
+                mib,
+                "a number of MiB in [16, 1e9]",
+            ));
+        }
+        options.memory_budget = Some((mib * (1u64 << 20) as f64) as u64);
+    }
     if let Some(relative) = accuracy.tolerance {
         match target {
             // The absolute floor for small ε scales too, so it never caps the request.
@@ -227,7 +251,7 @@ fn options(accuracy: &AccuracyArgs, target: Target, progress: &Progress) -> Acco
     let t = options.tolerance;
     progress.note(format!(
         "accuracy: ε bracket width ≤ max({}·ε, {}), δ bracket width ≤ max({}·δ, {}), grid \
-         step {}",
+         step {}, memory budget {} MiB",
         number::input(t.relative),
         number::input(t.absolute_epsilon),
         number::input(t.relative_delta),
@@ -236,9 +260,10 @@ fn options(accuracy: &AccuracyArgs, target: Target, progress: &Progress) -> Acco
             .grid_step
             .map_or("chosen by the accountant".to_string(), |h| format!(
                 "{h} nats"
-            ))
+            )),
+        options.memory_budget_bytes() >> 20
     ));
-    options
+    Ok(options)
 }
 
 /// Check `--plot FILE.svg` before any work: an `.svg` name in a directory that exists.

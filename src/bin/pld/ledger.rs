@@ -36,7 +36,7 @@ fn init(a: LedgerInitArgs, progress: &Progress) -> Result<String, Failure> {
         NeighbouringArg::AddRemove => Neighbouring::AddRemove,
         NeighbouringArg::Replace => Neighbouring::Replace,
     };
-    let options = accountant_options(&a.accuracy, progress);
+    let options = accountant_options(&a.accuracy, progress)?;
     let mut ledger = Ledger::new(neighbouring, options)?;
     if let (Some(epsilon), Some(delta)) = (a.budget_epsilon, a.budget_delta) {
         ledger.set_budget(Some(Budget::new(epsilon, delta)?));

@@ -106,12 +106,24 @@ impl Drop for Task {
             // The drawer never panics; if it did, there is nothing left to clean up.
             let _ = drawer.join();
         }
+        let peak = peak_resident_mib().map_or(String::new(), |mib| {
+            format!(" (process peak resident memory so far {mib:.0} MiB)")
+        });
         self.progress.note(format!(
-            "{} took {:.3} s",
+            "{} took {:.3} s{peak}",
             self.label,
             self.start.elapsed().as_secs_f64()
         ));
     }
+}
+
+/// The process's peak resident memory in MiB, where the system reports it (`VmHWM` in
+/// `/proc/self/status` on Linux); `None` elsewhere.
+fn peak_resident_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
 }
 
 /// Redraw the status line until the task stops; clear it if it was drawn.

@@ -147,10 +147,13 @@ fn settings(s: &Settings) -> String {
         ),
         None => "exact Gaussian (closed form)".to_string(),
     };
-    let met = if s.tolerance_met {
-        "met"
-    } else {
-        "NOT met: the bracket is wider than asked"
+    let met = match (s.tolerance_met, s.stopped_by.as_deref()) {
+        (true, _) => "met".to_string(),
+        (false, Some("memory budget")) => {
+            "NOT met: memory budget (a finer grid would exceed it; see --memory-budget)".into()
+        }
+        (false, Some(limit)) => format!("NOT met: {limit}"),
+        (false, None) => "NOT met: the bracket is wider than asked".into(),
     };
     format!(
         "  method                      {method}\n  bracket width               {} (target {}, {met})\n  worse direction             {}",

@@ -121,10 +121,10 @@ impl Report for CalibrationReport {
         } else {
             "NOT met"
         };
-        let tolerance = if c.settings.tolerance_met {
-            String::new()
-        } else {
-            "the bracket is wider than asked".into()
+        let tolerance = match (c.settings.tolerance_met, c.settings.stopped_by.as_deref()) {
+            (true, _) => String::new(),
+            (false, Some(limit)) => limit.to_string(),
+            (false, None) => "the bracket is wider than asked".into(),
         };
         let (failing, failing_comment) = self.failing();
         // (label, value, comment)
