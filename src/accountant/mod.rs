@@ -116,9 +116,9 @@ const TILT_BELOW_DELTA: f64 = 2e-6;
 /// Number of tilted powers used then.
 const TAIL_TILTS: usize = 3;
 
-/// Whether FFT round-off may be what keeps a bracket wide: the round-off mass a composed PMF
-/// may charge to δ (its per-entry charge × its entries) is at least a tenth of the target
-/// width, in δ (`target_delta_width`). Below that, tilted powers (which only shrink the
+/// Whether FFT round-off may be what keeps a bracket wide: the δ a composed PMF's
+/// allowances charge where the answer was read ([`GridPmf::charged_at`]) is at least a tenth
+/// of the target width, in δ (`target_delta_width`). Below that, tilted powers (which only shrink the
 /// round-off charge) cannot narrow the bracket to its target, and retrying with them would
 /// only double the cost of a query whose grid is the limit (every fixed-grid query that
 /// misses its tolerance did so before). For ε(δ) the target width in δ is taken as δ times
@@ -162,8 +162,9 @@ struct Evaluation {
     worse_direction: &'static str,
     /// Largest number of grid points among the composed PMFs.
     points: usize,
-    /// Largest round-off mass any composed PMF may charge to a δ: its per-entry round-off
-    /// charge times its number of entries (a bound on how much round-off can move δ).
+    /// Largest δ the numerical allowances of a composed PMF on the evaluated grid charge
+    /// where the answer was read ([`GridPmf::charged_at`]): round-off of the entries that
+    /// count, folded entries, and a lower PMF's aliasing excess.
     roundoff_mass: f64,
     /// Estimated peak bytes: the [`CONCURRENT_TASKS`] largest task estimates, as if they had
     /// all run at once.
@@ -275,10 +276,12 @@ impl Accountant {
             0
         };
         let query = |pmf: &GridPmf| pmf.epsilon_for_delta(delta);
+        // The allowances charged where the answer was read.
+        let charged = |pmf: &GridPmf, epsilon: f64| pmf.charged_at(epsilon);
         let round_off_limits =
             |roundoff_mass: f64, target_width: f64| roundoff_mass / (delta * target_width);
         let (mut epsilon, mut settings, roundoff_mass) =
-            self.refine(tail_mass, tilts, query, target, round_off_limits)?;
+            self.refine(tail_mass, tilts, query, charged, target, round_off_limits)?;
         if tilts == 0
             && !settings.tolerance_met
             && (roundoff_may_matter(roundoff_mass, delta * settings.target_width)
@@ -287,9 +290,14 @@ impl Accountant {
             // Round-off rather than the grid may keep the bracket wide (counts of 1e8 and
             // more multiply the transforms' error by k): tilted powers bound it far tighter.
             // Both brackets are guaranteed, so their intersection is too.
-            if let Ok((tilted, tilted_settings, _)) =
-                self.refine(tail_mass, TAIL_TILTS, query, target, round_off_limits)
-            {
+            if let Ok((tilted, tilted_settings, _)) = self.refine(
+                tail_mass,
+                TAIL_TILTS,
+                query,
+                charged,
+                target,
+                round_off_limits,
+            ) {
                 let merged = Bracket {
                     upper: epsilon.upper.min(tilted.upper),
                     lower: epsilon.lower.max(tilted.lower),
@@ -344,6 +352,7 @@ impl Accountant {
                 tail_mass,
                 tilts,
                 |pmf| pmf.delta_for_epsilon(epsilon),
+                |pmf, _| pmf.charged_at(epsilon),
                 target,
                 |roundoff_mass, target_width| roundoff_mass / target_width,
             )?;
@@ -494,7 +503,12 @@ impl Accountant {
     /// check; then, if needed, ADD's bounds) are independent: they are computed by a small
     /// pool of threads, largest first (see [`parallel_map`]). Each is a pure function of its
     /// inputs, so the answer does not depend on the scheduling.
-    fn evaluate(&self, grid: Grid, query: &(dyn Fn(&GridPmf) -> f64 + Sync)) -> Result<Evaluation> {
+    fn evaluate(
+        &self,
+        grid: Grid,
+        query: &(dyn Fn(&GridPmf) -> f64 + Sync),
+        charged: &(dyn Fn(&GridPmf, f64) -> f64 + Sync),
+    ) -> Result<Evaluation> {
         let symmetric = self.plan.is_symmetric();
         let roundoff_mass = std::sync::Mutex::new(0.0_f64);
         let task_bytes_seen = std::sync::Mutex::new(Vec::<f64>::new());
@@ -508,13 +522,14 @@ impl Accountant {
                         }
                         // Only the PMFs on the evaluated grid (not the coarser lower grids of a fixed
                         // step, nor ADD's coarse check) decide whether tilts could narrow the bracket.
+                        let value = query(&pmf);
                         if task_grid == grid {
-                            let charge = pmf.roundoff_floor() * pmf.len() as f64;
+                            let charge = charged(&pmf, value);
                             if let Ok(mut largest) = roundoff_mass.lock() {
                                 *largest = largest.max(charge);
                             }
                         }
-                        (query(&pmf), pmf.len())
+                        (value, pmf.len())
                     })
             };
         let chain = match self.options.grid_step {
@@ -608,6 +623,7 @@ impl Accountant {
         tail_mass: f64,
         tilts: usize,
         query: impl Fn(&GridPmf) -> f64 + Sync,
+        charged: impl Fn(&GridPmf, f64) -> f64 + Sync,
         target: impl Fn(&Bracket) -> f64,
         round_off_share: impl Fn(f64, f64) -> f64,
     ) -> Result<(Bracket, Settings, f64)> {
@@ -649,7 +665,7 @@ impl Accountant {
                 points,
                 roundoff_mass,
                 bytes,
-            } = match self.evaluate(grid, &query) {
+            } = match self.evaluate(grid, &query, &charged) {
                 Ok(evaluation) => evaluation,
                 // The first grid is too fine for the composition's range: coarsen it (the
                 // bracket will say how loose the answer is) rather than give up.
@@ -680,15 +696,16 @@ impl Accountant {
             let width = bracket.width();
             let wanted = target(&bracket);
             let met = width.is_finite() && width <= wanted;
-            // Round-off, not the grid, keeps the bracket wide when a finer grid did not
-            // narrow it by a tenth while round-off could be part of the width (its mass at
-            // least 1e-3 of the target width in δ; the lower end also pays the round-off of
-            // every composition on its own terms): finer grids would only cost more (each
-            // about three times the last), so stop here and let the caller retry with
-            // tilted powers.
+            // Round-off, not the grid, keeps the bracket wide when the allowances charged
+            // where the answer was read exceed the target width (in δ: no untilted grid can
+            // meet it), or when a finer grid did not narrow the bracket by a tenth while they
+            // are at least 1e-3 of it: finer grids would only cost more (each about three
+            // times the last), so stop here and let the caller retry with tilted powers.
             let share = round_off_share(roundoff_mass, wanted);
             let not_narrowing = previous_width.is_some_and(|w| width > 0.9 * w);
-            let stalled = tilts == 0 && !met && not_narrowing && (share.is_nan() || share >= 1e-3);
+            let stalled = tilts == 0
+                && !met
+                && (share.is_nan() || share >= 1.0 || (not_narrowing && share >= 1e-3));
             let give_up =
                 fixed.is_some() || met || !width.is_finite() || refinements >= MAX_REFINEMENTS;
             let mut next = self

@@ -114,6 +114,28 @@ impl GridPmf {
         0.0
     }
 
+    /// The δ the numerical allowances charge at ε: the round-off of the entries above ε and
+    /// of the entries folded into them, and for a lower PMF the aliasing excess (the
+    /// relative floating-point allowance aside). What a bracket read at ε pays for
+    /// arithmetic rather than for the grid: the accountant compares it with the width it
+    /// wants to decide whether tilted powers (which shrink it) are worth computing.
+    pub(crate) fn charged_at(&self, epsilon: f64) -> f64 {
+        let start = if epsilon.is_nan() {
+            0
+        } else {
+            self.first_index_above(epsilon + self.loss_allowance)
+        };
+        let tail_errors = self
+            .entry_errors
+            .as_ref()
+            .map(|e| neumaier_sum(e[start..].iter().copied()));
+        let roundoff = self.roundoff_allowance((self.len() - start) as u64, tail_errors);
+        match self.bound {
+            Bound::Upper => roundoff,
+            Bound::Lower => roundoff + self.excess_mass,
+        }
+    }
+
     /// Apply the round-off, floating-point and aliasing allowances to a raw δ.
     fn report_delta(&self, raw: f64, count_above: u64) -> f64 {
         self.report_delta_with(raw, count_above, None)
