@@ -3135,3 +3135,41 @@ fn memory_budget_limits_the_grid_and_says_so() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--memory-budget = 1"), "{stderr}");
 }
+
+/// Counts may be written in exponent form (`--steps 1e4`), as people write 1e9; a count
+/// that is not a whole number is refused naming the flag.
+#[test]
+fn counts_accept_exponent_form() {
+    let run = |steps: &str| {
+        run_json(
+            &[
+                "epsilon",
+                "--quiet",
+                "--sigma",
+                "1",
+                "--sampling-rate",
+                "0.01",
+                "--steps",
+                steps,
+                "--delta",
+                "1e-5",
+                "--format",
+                "json",
+            ],
+            None,
+        )
+    };
+    assert_eq!(run("1e4")["epsilon"], run("10000")["epsilon"]);
+    for bad in ["1.5", "-5", "1e400"] {
+        let output = pld()
+            .args(["epsilon", "--sigma", "1", "--steps", bad, "--delta", "1e-5"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{bad}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--steps") && stderr.contains(bad),
+            "{stderr}"
+        );
+    }
+}

@@ -95,3 +95,36 @@ fn coarsening_stops_at_the_coarsest_grid() {
         "{error}"
     );
 }
+
+/// DP-SGD at the corners of the documented range (σ 0.3 to 1e4, q 1e-9 to 1, up to 1e9
+/// steps): every corner is answered with a valid bracket (no error, no NaN, lower ≤ upper),
+/// and more steps never give a guaranteed ε below fewer steps' lower bound.
+/// `scripts/extremes.sh` prints the times (all under 2 s on the development machine).
+#[test]
+fn dp_sgd_corners_are_answered_with_valid_brackets() {
+    let epsilon = |sigma: f64, q: f64, steps: u64| {
+        let spec = CompositionSpec::dp_sgd(sigma, q, steps, 1.0).unwrap();
+        let answer = Accountant::new(&spec, AccountantOptions::default())
+            .unwrap()
+            .epsilon_for_delta(1e-5)
+            .unwrap_or_else(|e| panic!("σ {sigma} q {q} T {steps}: {e}"));
+        let e = answer.epsilon;
+        assert!(
+            e.lower >= 0.0 && e.lower <= e.upper && !e.upper.is_nan(),
+            "σ {sigma} q {q} T {steps}: {e}"
+        );
+        e
+    };
+    let sigmas = [0.3, 30.0, 1e4];
+    let rates = [1e-9, 1e-3, 1.0];
+    let counts = [1, 1_000_000, 1_000_000_000];
+    for &sigma in &sigmas {
+        for &q in &rates {
+            let brackets: Vec<_> = counts.iter().map(|&t| epsilon(sigma, q, t)).collect();
+            // More steps: the guarantee cannot improve past the fewer steps' lower bound.
+            for pair in brackets.windows(2) {
+                assert!(pair[1].upper >= pair[0].lower, "σ {sigma} q {q}: {pair:?}");
+            }
+        }
+    }
+}

@@ -270,6 +270,20 @@ pub struct PresetsArgs {
     pub format: Format,
 }
 
+/// A count as a whole number, also in exponent form (`1e9`, `2.5e6`), exact up to 2⁵³.
+fn whole_number(text: &str) -> Result<u64, String> {
+    if let Ok(n) = text.parse::<u64>() {
+        return Ok(n);
+    }
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x <= 9_007_199_254_740_992.0 => {
+            Ok(x as u64)
+        }
+        Ok(_) => Err(format!("{text} is not a whole number ≥ 0 (at most 2^53)")),
+        Err(_) => Err(format!("{text} is not a number")),
+    }
+}
+
 /// What was released: a JSON specification, a built-in preset, or the common DP-SGD case as
 /// flags (Opacus' words: noise multiplier, sampling rate or batch and dataset size, steps or
 /// epochs).
@@ -293,13 +307,28 @@ pub struct SpecArgs {
     pub sampling_rate: Option<f64>,
     /// DP-SGD: expected batch size B; with --dataset-size, q = B/N (Poisson sampling, as
     /// Opacus).
-    #[arg(long, help_heading = "DP-SGD")]
+    #[arg(
+        long,
+        value_parser = whole_number,
+        allow_hyphen_values = true,
+        help_heading = "DP-SGD"
+    )]
     pub batch_size: Option<u64>,
     /// DP-SGD: number of training examples N.
-    #[arg(long, help_heading = "DP-SGD")]
+    #[arg(
+        long,
+        value_parser = whole_number,
+        allow_hyphen_values = true,
+        help_heading = "DP-SGD"
+    )]
     pub dataset_size: Option<u64>,
     /// DP-SGD: number of noisy steps (this or --epochs is required).
-    #[arg(long, help_heading = "DP-SGD")]
+    #[arg(
+        long,
+        value_parser = whole_number,
+        allow_hyphen_values = true,
+        help_heading = "DP-SGD"
+    )]
     pub steps: Option<u64>,
     /// DP-SGD: passes over the data instead of --steps: steps = ⌈epochs / q⌉ (= ⌈epochs·N/B⌉).
     #[arg(long, allow_hyphen_values = true, help_heading = "DP-SGD")]
