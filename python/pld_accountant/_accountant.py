@@ -50,7 +50,8 @@ class PLDAccountant:
     ``make_private_with_epsilon`` calibrates with Opacus' own accountants; use
     :func:`pld_accountant.get_noise_multiplier` and ``make_private`` instead.
 
-    Options (``tolerance``, ``grid_step``, ``tail_mass``) as for :func:`pld_accountant.epsilon`.
+    Options (``tolerance``, ``grid_step``, ``tail_mass``, ``memory_budget``) as for
+    :func:`pld_accountant.epsilon`.
     Accountants pickle, and ``state_dict()`` / ``load_state_dict()`` save and restore them.
 
     >>> from pld_accountant import PLDAccountant
@@ -76,8 +77,9 @@ class PLDAccountant:
         tolerance: Optional[Tolerance] = None,
         grid_step: Optional[float] = None,
         tail_mass: Optional[float] = None,
+        memory_budget: Optional[float] = None,
     ) -> None:
-        options = _options(tolerance, grid_step, tail_mass)
+        options = _options(tolerance, grid_step, tail_mass, memory_budget)
         _native.check_options(**options)
         self.history = []
         self._options = options

@@ -21,6 +21,7 @@ def epsilon(
     tolerance: Optional[_Tolerance] = None,
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
+    memory_budget: Optional[float] = None,
 ) -> Tuple[str, str]: ...
 def delta(
     spec: str,
@@ -29,6 +30,7 @@ def delta(
     tolerance: Optional[_Tolerance] = None,
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
+    memory_budget: Optional[float] = None,
 ) -> Tuple[str, str]: ...
 def epsilons(
     spec: str,
@@ -37,6 +39,7 @@ def epsilons(
     tolerance: Optional[_Tolerance] = None,
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
+    memory_budget: Optional[float] = None,
 ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
 def deltas(
     spec: str,
@@ -45,6 +48,7 @@ def deltas(
     tolerance: Optional[_Tolerance] = None,
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
+    memory_budget: Optional[float] = None,
 ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
 def compare(
     spec: str,
@@ -53,6 +57,7 @@ def compare(
     tolerance: Optional[_Tolerance] = None,
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
+    memory_budget: Optional[float] = None,
 ) -> Tuple[str, str]: ...
 def calibrate(
     spec: str,
@@ -62,6 +67,7 @@ def calibrate(
     tolerance: Optional[_Tolerance] = None,
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
+    memory_budget: Optional[float] = None,
 ) -> Tuple[str, str]: ...
 def normalize_spec(spec: str) -> str: ...
 def check_options(
@@ -69,6 +75,7 @@ def check_options(
     tolerance: Optional[_Tolerance] = None,
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
+    memory_budget: Optional[float] = None,
 ) -> None: ...
 def check_step(noise_multiplier: float, sample_rate: float) -> None: ...
 def history_spec(history: Sequence[Sequence[float]]) -> Optional[str]: ...

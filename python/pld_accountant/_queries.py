@@ -15,9 +15,14 @@ from ._spec import Spec, spec_text
 Tolerance = Union[float, Dict[str, float]]
 
 
-def _options(tolerance: Optional[Tolerance], grid_step: Optional[float], tail_mass: Optional[float]) -> Dict[str, Any]:
+def _options(
+    tolerance: Optional[Tolerance],
+    grid_step: Optional[float],
+    tail_mass: Optional[float],
+    memory_budget: Optional[float] = None,
+) -> Dict[str, Any]:
     """The accuracy options that were given (the others keep the accountant's defaults)."""
-    given = {"tolerance": tolerance, "grid_step": grid_step, "tail_mass": tail_mass}
+    given = {"tolerance": tolerance, "grid_step": grid_step, "tail_mass": tail_mass, "memory_budget": memory_budget}
     return {name: value for name, value in given.items() if value is not None}
 
 
@@ -29,6 +34,7 @@ def epsilon(
     tolerance: Optional[Tolerance] = None,
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
+    memory_budget: Optional[float] = None,
 ) -> EpsilonAnswer:
     """The guaranteed bracket on ε at ``delta`` (``pld epsilon``).
 
@@ -42,7 +48,10 @@ def epsilon(
     (default 1e-3, with a tenth of it as the absolute width for small ε; ``pld
     --tolerance``), or a dict of the library's fields (``relative``, ``absolute_epsilon``,
     ``relative_delta``, ``absolute_delta``); ``grid_step`` fixes the grid step in nats
-    (``--grid-step``, in [1e-12, 1]); ``tail_mass`` fixes the truncation mass (in (0, 1e-3)).
+    (``--grid-step``, in [1e-12, 1]); ``tail_mass`` fixes the truncation mass (in (0, 1e-3));
+    ``memory_budget`` caps the accountant's grids in MiB (default 2048, at least 16;
+    ``--memory-budget``): an answer cut short by it has ``settings["stopped_by"] ==
+    "memory budget"`` and ``tolerance_met`` false.
 
     Raises :class:`pld_accountant.Error` (a ``ValueError``) with the CLI's message for
     invalid input, ``TypeError`` for an argument of the wrong Python type.
@@ -56,7 +65,7 @@ def epsilon(
     >>> answer.settings["tolerance_met"], answer.upper - answer.lower < 1e-3 * answer.upper
     (True, True)
     """
-    options = _options(tolerance, grid_step, tail_mass)
+    options = _options(tolerance, grid_step, tail_mass, memory_budget)
     return EpsilonAnswer._from_native(_native.epsilon(spec_text(spec), delta, **options))
 
 
@@ -68,6 +77,7 @@ def delta(
     tolerance: Optional[Tolerance] = None,
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
+    memory_budget: Optional[float] = None,
 ) -> DeltaAnswer:
     """The guaranteed bracket on δ at ``epsilon`` (``pld delta``).
 
@@ -81,7 +91,7 @@ def delta(
     >>> answer.lower <= answer.upper < 0.01
     True
     """
-    options = _options(tolerance, grid_step, tail_mass)
+    options = _options(tolerance, grid_step, tail_mass, memory_budget)
     return DeltaAnswer._from_native(_native.delta(spec_text(spec), epsilon, **options))
 
 
@@ -93,6 +103,7 @@ def epsilons(
     tolerance: Optional[Tolerance] = None,
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
+    memory_budget: Optional[float] = None,
 ) -> Tuple[np.ndarray, np.ndarray]:
     """The brackets on ε at every δ of ``deltas`` (``pld curve --deltas``): two float64 numpy
     arrays ``(upper, lower)`` of the shape of ``deltas`` (any array-like of numbers).
@@ -108,7 +119,7 @@ def epsilons(
     ((3,), True, True)
     """
     values = _float_array(deltas, "deltas")
-    options = _options(tolerance, grid_step, tail_mass)
+    options = _options(tolerance, grid_step, tail_mass, memory_budget)
     return _native.epsilons(spec_text(spec), values, **options)
 
 
@@ -120,12 +131,13 @@ def deltas(
     tolerance: Optional[Tolerance] = None,
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
+    memory_budget: Optional[float] = None,
 ) -> Tuple[np.ndarray, np.ndarray]:
     """The brackets on δ at every ε of ``epsilons`` (``pld curve --epsilons``): two float64
     numpy arrays ``(upper, lower)`` of the shape of ``epsilons``. Options as for :func:`delta`.
     """
     values = _float_array(epsilons, "epsilons")
-    options = _options(tolerance, grid_step, tail_mass)
+    options = _options(tolerance, grid_step, tail_mass, memory_budget)
     return _native.deltas(spec_text(spec), values, **options)
 
 
@@ -148,6 +160,7 @@ def compare(
     tolerance: Optional[Tolerance] = None,
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
+    memory_budget: Optional[float] = None,
 ) -> Comparison:
     """ε at ``delta`` from every accountant that applies (``pld compare``): the PLD upper and
     lower bounds, RDP, zCDP, the composition theorems, the exact optimal composition and the
@@ -166,7 +179,7 @@ def compare(
     >>> [(row["method"], round(row["epsilon"], 6), row["kind"]) for row in rows]
     [('pld_upper', 1.828779, 'upper_bound'), ('pld_lower', 1.827804, 'lower_bound'), ('rdp', 2.101365, 'upper_bound'), ('clt_estimate', 1.617712, 'estimate')]
     """
-    options = _options(tolerance, grid_step, tail_mass)
+    options = _options(tolerance, grid_step, tail_mass, memory_budget)
     text, display = _native.compare(spec_text(spec), delta, **options)
     data = from_json(text)
     return Comparison(data["rows"], data["delta"], data["not_applicable"], display)
@@ -181,6 +194,7 @@ def calibrate(
     tolerance: Optional[Tolerance] = None,
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
+    memory_budget: Optional[float] = None,
 ) -> Calibration:
     """The best value of the one field of ``spec`` written as ``None`` (JSON ``null``) for the
     target (``epsilon``, ``delta``) (``pld calibrate``): a noise ``sigma`` or ``scale`` as
@@ -200,7 +214,7 @@ def calibrate(
     >>> found["parameter"], round(found["value"], 4), found["epsilon"]["upper"] <= 2.0
     ('sigma', 0.9593, True)
     """
-    options = _options(tolerance, grid_step, tail_mass)
+    options = _options(tolerance, grid_step, tail_mass, memory_budget)
     text, display = _native.calibrate(spec_text(spec), epsilon, delta, **options)
     return Calibration(from_json(text), display)
 
@@ -218,6 +232,7 @@ def get_noise_multiplier(
     tolerance: Optional[Tolerance] = None,
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
+    memory_budget: Optional[float] = None,
 ) -> float:
     """The smallest noise multiplier for which DP-SGD (Poisson sampling at ``sample_rate``,
     ``steps`` steps or ``epochs`` epochs, add/remove neighbouring) meets (``target_epsilon``,

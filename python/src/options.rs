@@ -1,4 +1,4 @@
-//! The accuracy options (`tolerance`, `grid_step`, `tail_mass`) as the library's
+//! The accuracy options (`tolerance`, `grid_step`, `tail_mass`, `memory_budget`) as the library's
 //! [`AccountantOptions`], with the command line's meaning of `tolerance`.
 
 use crate::guard;
@@ -33,9 +33,21 @@ pub fn accountant_options(
     tolerance: Option<ToleranceArg>,
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
+    memory_budget: Option<f64>,
     target: Target,
 ) -> Result<AccountantOptions, Error> {
     let mut options = AccountantOptions::default();
+    if let Some(mib) = memory_budget {
+        // In MiB, as `pld --memory-budget`; the accountant checks the minimum (16 MiB).
+        if !(mib.is_finite() && mib > 0.0 && mib <= 1e9) {
+            return Err(Error::invalid(
+                "memory_budget",
+                mib,
+                "a number of MiB in [16, 1e9]",
+            ));
+        }
+        options.memory_budget = Some((mib * (1u64 << 20) as f64) as u64);
+    }
     match tolerance {
         None => {}
         Some(ToleranceArg::Relative(relative)) => match target {
@@ -73,14 +85,21 @@ pub fn accountant_options(
 /// Raises `pld_accountant.Error` naming the option, e.g. `invalid grid_step = 2: must be a
 /// number in [1e-12, 1] (nats)`.
 #[pyfunction]
-#[pyo3(signature = (*, tolerance=None, grid_step=None, tail_mass=None))]
+#[pyo3(signature = (*, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None))]
 pub fn check_options(
     tolerance: Option<ToleranceArg>,
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
+    memory_budget: Option<f64>,
 ) -> PyResult<()> {
     guard::check(|| {
-        let options = accountant_options(tolerance, grid_step, tail_mass, Target::Epsilon)?;
+        let options = accountant_options(
+            tolerance,
+            grid_step,
+            tail_mass,
+            memory_budget,
+            Target::Epsilon,
+        )?;
         Accountant::new(&CompositionSpec::dp_sgd(1.0, 1.0, 1, 1.0)?, options).map(|_| ())
     })
 }

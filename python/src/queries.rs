@@ -19,7 +19,7 @@ use std::time::Instant;
 /// `pld epsilon --format json` (without `inputs`), and the answer's one-line `Display`
 /// (`ε ∈ [lower, upper] at δ = …`).
 #[pyfunction]
-#[pyo3(signature = (spec, delta, *, tolerance=None, grid_step=None, tail_mass=None))]
+#[pyo3(signature = (spec, delta, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None))]
 pub fn epsilon(
     py: Python<'_>,
     spec: String,
@@ -27,10 +27,17 @@ pub fn epsilon(
     tolerance: Option<ToleranceArg>,
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
+    memory_budget: Option<f64>,
 ) -> PyResult<(String, String)> {
     compute(py, move || {
         let spec = CompositionSpec::from_json_str(&spec)?;
-        let options = accountant_options(tolerance, grid_step, tail_mass, Target::Epsilon)?;
+        let options = accountant_options(
+            tolerance,
+            grid_step,
+            tail_mass,
+            memory_budget,
+            Target::Epsilon,
+        )?;
         let answer = Accountant::new(&spec, options)?.epsilon_for_delta(delta)?;
         Ok((to_json(&answer), answer.to_string()))
     })
@@ -38,7 +45,7 @@ pub fn epsilon(
 
 /// `pld delta --format json` (without `inputs`), and the answer's `Display`.
 #[pyfunction]
-#[pyo3(signature = (spec, epsilon, *, tolerance=None, grid_step=None, tail_mass=None))]
+#[pyo3(signature = (spec, epsilon, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None))]
 pub fn delta(
     py: Python<'_>,
     spec: String,
@@ -46,10 +53,17 @@ pub fn delta(
     tolerance: Option<ToleranceArg>,
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
+    memory_budget: Option<f64>,
 ) -> PyResult<(String, String)> {
     compute(py, move || {
         let spec = CompositionSpec::from_json_str(&spec)?;
-        let options = accountant_options(tolerance, grid_step, tail_mass, Target::Delta)?;
+        let options = accountant_options(
+            tolerance,
+            grid_step,
+            tail_mass,
+            memory_budget,
+            Target::Delta,
+        )?;
         let answer = Accountant::new(&spec, options)?.delta_for_epsilon(epsilon)?;
         Ok((to_json(&answer), answer.to_string()))
     })
@@ -61,7 +75,7 @@ type Arrays<'py> = (Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<f64>>);
 /// Two arrays of `deltas`' shape: the upper and lower ends of the bracket on ε at each δ
 /// (`pld curve --deltas`). Every δ is checked before any work.
 #[pyfunction]
-#[pyo3(signature = (spec, deltas, *, tolerance=None, grid_step=None, tail_mass=None))]
+#[pyo3(signature = (spec, deltas, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None))]
 pub fn epsilons<'py>(
     py: Python<'py>,
     spec: String,
@@ -69,6 +83,7 @@ pub fn epsilons<'py>(
     tolerance: Option<ToleranceArg>,
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
+    memory_budget: Option<f64>,
 ) -> PyResult<Arrays<'py>> {
     let (shape, values) = copied(&deltas);
     let points = Points {
@@ -79,7 +94,13 @@ pub fn epsilons<'py>(
     let (upper, lower) = compute(py, || {
         points.check(|d| d > 0.0 && d < 1.0, "a number in (0, 1)")?;
         let spec = CompositionSpec::from_json_str(&spec)?;
-        let options = accountant_options(tolerance, grid_step, tail_mass, Target::Epsilon)?;
+        let options = accountant_options(
+            tolerance,
+            grid_step,
+            tail_mass,
+            memory_budget,
+            Target::Epsilon,
+        )?;
         let accountant = Accountant::new(&spec, options)?;
         points.answer(|d| accountant.epsilon_for_delta(d).map(|a| a.epsilon))
     })?;
@@ -89,7 +110,7 @@ pub fn epsilons<'py>(
 /// Two arrays of `epsilons`' shape: the upper and lower ends of the bracket on δ at each ε
 /// (`pld curve --epsilons`).
 #[pyfunction]
-#[pyo3(signature = (spec, epsilons, *, tolerance=None, grid_step=None, tail_mass=None))]
+#[pyo3(signature = (spec, epsilons, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None))]
 pub fn deltas<'py>(
     py: Python<'py>,
     spec: String,
@@ -97,6 +118,7 @@ pub fn deltas<'py>(
     tolerance: Option<ToleranceArg>,
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
+    memory_budget: Option<f64>,
 ) -> PyResult<Arrays<'py>> {
     let (shape, values) = copied(&epsilons);
     let points = Points {
@@ -107,7 +129,13 @@ pub fn deltas<'py>(
     let (upper, lower) = compute(py, || {
         points.check(|e| e >= 0.0, "a number ≥ 0")?;
         let spec = CompositionSpec::from_json_str(&spec)?;
-        let options = accountant_options(tolerance, grid_step, tail_mass, Target::Delta)?;
+        let options = accountant_options(
+            tolerance,
+            grid_step,
+            tail_mass,
+            memory_budget,
+            Target::Delta,
+        )?;
         let accountant = Accountant::new(&spec, options)?;
         points.answer(|e| accountant.delta_for_epsilon(e).map(|a| a.delta))
     })?;
@@ -209,7 +237,7 @@ struct CompareRow {
 
 /// `pld compare --format json` (without `source` and `inputs`), and the library's table.
 #[pyfunction]
-#[pyo3(signature = (spec, delta, *, tolerance=None, grid_step=None, tail_mass=None))]
+#[pyo3(signature = (spec, delta, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None))]
 pub fn compare(
     py: Python<'_>,
     spec: String,
@@ -217,10 +245,17 @@ pub fn compare(
     tolerance: Option<ToleranceArg>,
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
+    memory_budget: Option<f64>,
 ) -> PyResult<(String, String)> {
     compute(py, move || {
         let spec = CompositionSpec::from_json_str(&spec)?;
-        let options = accountant_options(tolerance, grid_step, tail_mass, Target::Epsilon)?;
+        let options = accountant_options(
+            tolerance,
+            grid_step,
+            tail_mass,
+            memory_budget,
+            Target::Epsilon,
+        )?;
         // Bad options are named before δ, as by the CLI.
         Accountant::new(&spec, options)?;
         let comparison = pld_accountant::compare(&spec, delta, options)?;
@@ -263,7 +298,7 @@ struct CalibrationReport {
 
 /// `pld calibrate --format json`, and the library's `Display` of the calibration.
 #[pyfunction]
-#[pyo3(signature = (spec, epsilon, delta, *, tolerance=None, grid_step=None, tail_mass=None))]
+#[pyo3(signature = (spec, epsilon, delta, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn calibrate(
     py: Python<'_>,
@@ -273,6 +308,7 @@ pub fn calibrate(
     tolerance: Option<ToleranceArg>,
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
+    memory_budget: Option<f64>,
 ) -> PyResult<(String, String)> {
     compute(py, move || {
         // The target first, as the CLI checks it before reading the specification.
@@ -283,7 +319,13 @@ pub fn calibrate(
             return Err(Error::invalid("delta", delta, "a number in (0, 1)"));
         }
         let problem = CalibrationProblem::from_json_str(&spec)?;
-        let options = accountant_options(tolerance, grid_step, tail_mass, Target::Epsilon)?;
+        let options = accountant_options(
+            tolerance,
+            grid_step,
+            tail_mass,
+            memory_budget,
+            Target::Epsilon,
+        )?;
         let start = Instant::now();
         let calibration =
             pld_accountant::calibrate(&problem, epsilon, delta, options, &mut |_| {})?;

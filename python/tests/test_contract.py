@@ -74,6 +74,17 @@ def test_options_are_the_cli_ones():
         pld.epsilon(DP_SGD, 1e-5, grid_size=1e-3)  # not an option
 
 
+def test_memory_budget_is_the_cli_one():
+    capped = pld.epsilon(DP_SGD, 1e-5, tolerance=1e-7, memory_budget=16)
+    assert not capped.settings["tolerance_met"]
+    assert capped.settings["stopped_by"] == "memory budget"
+    assert capped.lower <= pld.epsilon(DP_SGD, 1e-5).upper
+    with pytest.raises(pld.Error, match=r"memory_budget"):
+        pld.epsilon(DP_SGD, 1e-5, memory_budget=1)
+    with pytest.raises(pld.Error, match=r"memory_budget"):
+        pld.PLDAccountant(memory_budget=float("nan"))
+
+
 def test_infinite_answers_are_floats():
     spec = {"events": [{"mechanism": "eps_delta", "epsilon": 1.0, "delta": 0.5}]}
     answer = pld.epsilon(spec, 1e-5)
