@@ -4,8 +4,8 @@
 //! Every case is drawn from its own ChaCha8 stream (seed, case index), written as a JSON
 //! specification and parsed with `CompositionSpec::from_json_str`, as a user would. The
 //! accountant's answer (`epsilon_for_delta` or `delta_for_epsilon`, default options) must:
-//! not panic; be `Ok` or a `GridTooLarge` error (any other error for a valid spec is a
-//! failure); have no NaN, `0 ≤ lower ≤ upper`, δ ≤ 1; and bracket the truth:
+//! not panic; be `Ok` or a `GridTooLarge` or `MemoryBudget` error (the grid it needs is
+//! beyond the accountant's limits; any other error for a valid spec is a failure); have no NaN, `0 ≤ lower ≤ upper`, δ ≤ 1; and bracket the truth:
 //! `upper ≥ truth_lo` and `lower ≤ truth_hi`.
 //!
 //! The truth bracket `[truth_lo, truth_hi]` combines the oracles of `soundness_oracles`
@@ -26,7 +26,7 @@
 //! `soundness_default` runs a few hundred cases (about a minute in `cargo test --release`);
 //! `soundness_long` (ignored; `scripts/soundness_sweep.sh`) runs `SOUNDNESS_CASES` cases
 //! from `SOUNDNESS_SEED`. `SOUNDNESS_ONLY=i` re-runs case i alone, printing everything.
-//! `SOUNDNESS_SHOW_REFUSED=1` lists the cases refused with `GridTooLarge`;
+//! `SOUNDNESS_SHOW_REFUSED=1` lists the cases refused with `GridTooLarge` or `MemoryBudget`;
 //! `SOUNDNESS_TIMES=1` prints each case's accountant and truth times.
 //!
 //! Each case's truth has a wall-clock budget (`SOUNDNESS_ORACLE_BUDGET` seconds, default 0.5):
@@ -730,9 +730,12 @@ struct Failure {
 }
 
 /// Whether an error is acceptable for a valid specification: only a grid that would be
-/// larger than the accountant allows.
+/// larger than the accountant allows, in points or in memory.
 fn acceptable_error(error: &Error) -> bool {
-    matches!(error, Error::GridTooLarge { .. })
+    matches!(
+        error,
+        Error::GridTooLarge { .. } | Error::MemoryBudget { .. }
+    )
 }
 
 /// Float slack on ε comparisons (the truth brackets are already rigorous).
@@ -952,7 +955,7 @@ fn sweep(seed: u64, cases: u64, cheap: bool) {
         answered += usize::from(outcome.answered);
         if let Some(r) = outcome.refused {
             if show_refused {
-                println!("refused (GridTooLarge): {r}");
+                println!("refused (grid or memory limit): {r}");
             }
             refused.push(r);
         }
@@ -977,7 +980,7 @@ fn sweep(seed: u64, cases: u64, cheap: bool) {
     }
     println!(
         "soundness: {cases} cases checked (seed {seed:#x}; {answered} answered, {} refused \
-         with GridTooLarge{}), {} failures, {:.1} s (slowest case {} at {:.2} s; slowest \
+         with GridTooLarge or MemoryBudget{}), {} failures, {:.1} s (slowest case {} at {:.2} s; slowest \
          truth case {} at {:.2} s)",
         refused.len(),
         if show_refused {
