@@ -120,3 +120,74 @@ fn distinct_events_meet_the_tolerance_at_tiny_delta_and_beat_rdp() {
         }
     }
 }
+
+/// Every preset and two releases mixing every mechanism (each sampling scheme, both
+/// relations), at every δ from 1e-1 to 1e-15: the default tolerance is met and the PLD upper
+/// bound is at most RDP's (where RDP applies: it has no curve for a mixture of Gaussians).
+/// About 20 s, so run on demand:
+///
+/// ```text
+/// cargo test --release --test tail_accuracy -- --ignored --nocapture
+/// ```
+#[test]
+#[ignore = "sweep of 7 specifications × 7 δ, about 20 s"]
+fn every_delta_meets_the_tolerance_on_presets_and_mixes() {
+    let add_remove = r#"{"neighbouring":"add_remove","events":[
+        {"mechanism":"gaussian","sigma":1.0,"sampling":{"poisson":0.01},"count":1000},
+        {"mechanism":"laplace","scale":2.0,"sampling":{"poisson":0.01},"count":100},
+        {"mechanism":"discrete_laplace","scale":3.0,"count":5},
+        {"mechanism":"discrete_gaussian","sigma":4.0,"sampling":{"poisson":0.05},"count":50},
+        {"mechanism":"randomized_response","epsilon":0.3,"sampling":{"poisson":0.1},"count":200},
+        {"mechanism":"eps_delta","epsilon":0.1,"delta":0.0,"count":10},
+        {"mechanism":"mixture_of_gaussians","sigma":2.0,"sensitivities":[0.0,1.0,2.0],
+         "probabilities":[0.5,0.3,0.2],"count":20},
+        {"mechanism":"pmf_pair","p":[0.5,0.3,0.2],"q":[0.4,0.35,0.25],"count":30},
+        {"mechanism":"gaussian","sigma":5.0,"count":3}]}"#;
+    let replace = r#"{"neighbouring":"replace","events":[
+        {"mechanism":"gaussian","sigma":1.0,
+         "sampling":{"fixed_batch":{"batch_size":256,"dataset_size":60000}},"count":2000},
+        {"mechanism":"laplace","scale":1.0,"sensitivity":1.0,"count":12},
+        {"mechanism":"discrete_gaussian","sigma":3.0,"count":4},
+        {"mechanism":"randomized_response","epsilon":0.5,"categories":4,"count":100},
+        {"mechanism":"eps_delta","epsilon":0.05,"delta":0.0,"count":40},
+        {"mechanism":"pmf_pair","p":[0.6,0.4],"q":[0.4,0.6],"count":25}]}"#;
+    let mut specs: Vec<(String, pld_accountant::CompositionSpec)> = PRESETS
+        .iter()
+        .map(|p| (p.name().to_string(), p.spec().unwrap()))
+        .collect();
+    // The add_remove mix without its mixture of Gaussians, so that RDP applies.
+    let without_mixture = add_remove.replace(
+        r#"{"mechanism":"mixture_of_gaussians","sigma":2.0,"sensitivities":[0.0,1.0,2.0],
+         "probabilities":[0.5,0.3,0.2],"count":20},"#,
+        "",
+    );
+    assert_ne!(without_mixture, add_remove);
+    for (name, text) in [
+        ("mix add_remove", add_remove),
+        ("mix without mixture", without_mixture.as_str()),
+        ("mix replace", replace),
+    ] {
+        specs.push((
+            name.into(),
+            pld_accountant::CompositionSpec::from_json_str(text).unwrap(),
+        ));
+    }
+    let mut failures = Vec::new();
+    for (name, spec) in &specs {
+        let accountant = Accountant::new(spec, AccountantOptions::default()).unwrap();
+        for delta in [1e-1, 1e-3, 1e-5, 1e-8, 1e-10, 1e-12, 1e-15] {
+            let answer = accountant.epsilon_for_delta(delta).unwrap();
+            let e = answer.epsilon;
+            let rdp = pld_accountant::comparison::rdp_epsilon(spec, delta)
+                .map_or(f64::INFINITY, |(value, _)| value);
+            println!(
+                "{name:20} δ {delta:.0e}: [{:.6}, {:.6}] met {} RDP {rdp:.4}",
+                e.lower, e.upper, answer.settings.tolerance_met
+            );
+            if !answer.settings.tolerance_met || e.upper > rdp {
+                failures.push(format!("{name} δ {delta:e}: {e}, RDP {rdp}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}

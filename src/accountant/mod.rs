@@ -158,6 +158,10 @@ fn coarser_steps(step: f64) -> Vec<f64> {
 /// How many times the first grid may be coarsened (×4 each) when it is too large.
 const MAX_COARSENINGS: u32 = 6;
 
+/// Most atoms of an exactly composed pair with a few atoms (see
+/// [`LossAtoms::power`]); beyond it the pair is rounded onto the grid and composed there.
+const MAX_EXACT_ATOMS: usize = 1 << 16;
+
 /// Grid refinement stops before a composed grid would hold more points than this.
 const MAX_REFINED_POINTS: usize = 1 << 21;
 
@@ -463,12 +467,50 @@ impl Accountant {
             parts.push(single.remove().clone());
         }
         for group in &self.plan.groups {
+            let of_direction = |pld: &PrivacyLossDistribution| -> GridPmf {
+                match direction {
+                    Direction::Remove => pld.remove().clone(),
+                    Direction::Add => pld.add().clone(),
+                }
+            };
+            // A pair with a few atoms off any lattice is composed exactly, then rounded once
+            // (see `discretize::atom_power`): on the grid, its lower rounding would cost a
+            // first-order error per run.
+            let exact = |atoms: &LossAtoms, symmetry: Symmetry| -> Option<Result<GridPmf>> {
+                let powered = atoms.power(group.count, MAX_EXACT_ATOMS)?;
+                Some(
+                    PrivacyLossDistribution::from_atoms(&powered, symmetry, step, bound)
+                        .map(|pld| of_direction(&pld)),
+                )
+            };
+            if let Component::Atoms {
+                atoms,
+                symmetry,
+                lattice: None,
+            } = &group.component
+            {
+                if group.count > 1 {
+                    let made = match &self.cache {
+                        Some(cache) => cache
+                            .power(&group.component, key, direction, tilts, group.count, || {
+                                exact(atoms, *symmetry).unwrap_or_else(|| {
+                                    Err(Error::IncompatibleDistributions {
+                                        reason: "no exact power".into(),
+                                    })
+                                })
+                            })
+                            .map(|pmf| GridPmf::clone(&pmf))
+                            .ok(),
+                        None => exact(atoms, *symmetry).and_then(Result::ok),
+                    };
+                    if let Some(pmf) = made {
+                        parts.push(pmf);
+                        continue;
+                    }
+                }
+            }
             let power = |single: &PrivacyLossDistribution| -> Result<GridPmf> {
-                let pmf = match direction {
-                    Direction::Remove => single.remove(),
-                    Direction::Add => single.add(),
-                };
-                pmf.self_compose_tilted(group.count, tail_mass, tilts)
+                of_direction(single).self_compose_tilted(group.count, tail_mass, tilts)
             };
             let composed = match &self.cache {
                 Some(cache) => {
@@ -778,7 +820,7 @@ use cache::{GridKey, PldCache, Source};
 pub use filters::{GdpFilter, RdpFilter, FILTER_ORDERS};
 pub use ledger::{Budget, Ledger, LEDGER_FORMAT_VERSION};
 use parallel::parallel_map;
-use plan::Plan;
+use plan::{Component, Plan};
 pub use settings::{
     AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance, DEFAULT_MEMORY_BUDGET,
     MIN_MEMORY_BUDGET,

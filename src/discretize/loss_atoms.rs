@@ -124,6 +124,16 @@ impl LossAtoms {
         self.p_infinity
     }
 
+    /// Q-mass at loss −∞.
+    pub fn q_neg_infinity(&self) -> f64 {
+        self.q_neg_infinity
+    }
+
+    /// Whether tail regions with only bounded masses were left out of the atoms.
+    pub fn has_tails(&self) -> bool {
+        self.top_tail != (0.0, 0.0) || self.bottom_tail != (0.0, 0.0)
+    }
+
     /// The PLD of the swapped pair (Q, P): losses negated, masses exchanged.
     pub fn swapped(&self) -> LossAtoms {
         LossAtoms {

@@ -11,7 +11,10 @@
 //!   each merged atom lands on a grid node.
 //! - [`loss_atoms`]: both roundings for mechanisms with finitely many outcomes (discrete
 //!   noise, randomized response, (ε, δ) pairs, listed PMF pairs).
+//! - [`atom_power`]: the exact k-fold composition of such a pair with a few atoms, rounded
+//!   onto the grid once instead of k times.
 
+pub mod atom_power;
 pub mod connect_the_dots;
 pub mod loss_atoms;
 pub mod loss_bins;
