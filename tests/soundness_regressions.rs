@@ -313,3 +313,45 @@ fn huge_count_tilted_power_keeps_the_bracket_ordered() {
         at_lower.upper
     );
 }
+
+/// (14) Sweep seed 90210, case 342: a pair with P-mass 0.967 at loss +∞ (Q = 0 there)
+/// composed 1.2e10 times, δ(1.3e-6). The probability that some run has infinite loss is
+/// 1 − 0.033^k = 1, so δ = 1; the answer was 0.99999866. The stored PMF's finite total falls
+/// a few ulps short of 1 − m, and `(f + m)^k − f^k` at k = 1.2e10 turned that into 1.3e-6 of
+/// missing +∞ mass. The +∞ mass of an upper power is now at least `1 − (1 − m)^k`, and the
+/// finite part's shortfall is put back at the lowest loss.
+#[test]
+fn infinite_loss_mass_survives_a_huge_count() {
+    let spec = r#"{"events":[{"count":12032105720,"mechanism":"pmf_pair","p":[3.483162133354547e-6,0.9670121166153004,0.0,0.032984400222566386],"q":[0.032984400222566386,0.0,0.9670121166153004,3.483162133354547e-6]}],"neighbouring":"add_remove"}"#;
+    let infinite_run = -(12032105720.0 * (-0.9670121166153004f64).ln_1p()).exp_m1();
+    check_delta(spec, 1.3055555504979965e-6, (infinite_run, 1.0));
+}
+
+/// (15) Sweep seed 90210, case 195: a mixture of Gaussians composed 5.8e9 times beside a
+/// `pmf_pair` with +∞ mass 0.995 composed 3 times, δ(78.6). The pair alone gives
+/// δ ≥ 1 − 0.005^3; the answer was 0.9999995, 3.7e-7 below: the mixture's power had lost
+/// 5.8e-7 of its total mass (5.8e9 times a one-ulp shortfall), and the composition's +∞ mass
+/// was scaled down with it.
+#[test]
+fn a_huge_power_keeps_its_total_mass() {
+    let spec = r#"{"events":[{"count":5772949616,"mechanism":"mixture_of_gaussians","probabilities":[0.9999999995301825,4.698174778776319e-10],"sensitivities":[9.43389015650809,0.17043813985879172],"sigma":60244697.80682631},{"count":3,"mechanism":"pmf_pair","p":[6.554673549148308e-7,0.0031161534814241995,0.9949753654171734,0.0019078256340476782],"q":[7.668089539506143e-7,1.0605024254467698e-7,0.0,0.9999991271408035]},{"count":11,"mechanism":"mixture_of_gaussians","probabilities":[3.0658069096915464e-6,0.04241516176663979,0.9575817724264505],"sensitivities":[0.0,0.6679378983090811,0.35455187866996335],"sigma":1201.923045101511}],"neighbouring":"add_remove"}"#;
+    let pair = oracle::pmf_pair_atoms(
+        &[
+            6.554673549148308e-7,
+            0.0031161534814241995,
+            0.9949753654171734,
+            0.0019078256340476782,
+        ],
+        &[
+            7.668089539506143e-7,
+            1.0605024254467698e-7,
+            0.0,
+            0.9999991271408035,
+        ],
+        3,
+        10_000,
+    )
+    .unwrap();
+    let epsilon = 78.61741858309195;
+    check_delta(spec, epsilon, (pair.delta(epsilon).0, 1.0));
+}

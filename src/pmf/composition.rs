@@ -61,7 +61,18 @@ impl GridPmf {
             step: self.step,
             offset: self.offset + other.offset + halves / 2,
             probs: conv.values,
-            infinity_mass: ma * (fb + mb) + fa * mb,
+            // An upper PMF's +∞ mass is the probability that a run has infinite loss,
+            // whatever rounding left its finite total short of 1 − m (see
+            // `self_compose_tilted`); a lower one's is kept as computed.
+            // (Totals may exceed 1 by a Chernoff slack: the larger of the two formulas, the
+            // run formula on masses capped at 1.)
+            infinity_mass: match self.bound {
+                Bound::Upper => {
+                    let (ca, cb) = (ma.min(1.0), mb.min(1.0));
+                    (ma * (fb + mb) + fa * mb).max(ca + cb - ca * cb)
+                }
+                Bound::Lower => ma * (fb + mb) + fa * mb,
+            },
             bound: self.bound,
             roundoff_l2: self.roundoff_l2 * fb.max(1.0)
                 + other.roundoff_l2 * fa.max(1.0)
@@ -86,6 +97,19 @@ impl GridPmf {
         };
         if tilts > 0 && out.probs.len() > 1 {
             out.tilt_tail(self, other, conv.roundoff_floor, tail_mass, tilts);
+        }
+        if self.bound == Bound::Upper {
+            // The inputs' totals may fall short of 1 by a few ulps each; a long chain of
+            // compositions would add these up (see `self_compose_tilted`): put the product's
+            // shortfall back at the lowest loss.
+            // Total fa·fb + (ma + mb − ma·mb) = 1 − (fa·db + fb·da + da·db) ≥ 1 − (da + db + da·db).
+            let (da, db) = (self.mass_deficit().max(0.0), other.mass_deficit().max(0.0));
+            let missing = da + db + da * db;
+            if missing > 0.0 {
+                if let Some(first) = out.probs.first_mut() {
+                    *first += missing * (1.0 + 4.0 * f64::EPSILON);
+                }
+            }
         }
         if tail_mass > 0.0 {
             out.fold_noise_floor(out.roundoff_floor);
@@ -210,7 +234,19 @@ impl GridPmf {
         let halves = if self.half_offset { k } else { 0 };
         let offset = self.offset * k as i64 + window.bottom as i64 + (halves / 2) as i64;
         let half_offset = halves % 2 == 1;
-        let mut infinity_mass = power_infinity_mass(f, self.infinity_mass, k);
+        // For an upper PMF, the +∞ mass is the probability that one of k runs has infinite
+        // loss, 1 − (1 − m)^k, not (f + m)^k − f^k: the stored finite total f may fall a few
+        // ulps short of 1 − m, and at k = 1.2e10 with m = 0.967 the latter came out 1.3e-6
+        // below the former, an upper δ that much below the truth. (It is the larger: the
+        // difference grows with f.)
+        let stored = power_infinity_mass(f, self.infinity_mass, k);
+        let mut infinity_mass = match self.bound {
+            Bound::Upper => {
+                let m = self.infinity_mass.min(1.0);
+                stored.max(power_infinity_mass(1.0 - m, m, k))
+            }
+            Bound::Lower => stored,
+        };
         let mut excess_mass = kf * self.excess_mass;
         match self.bound {
             Bound::Upper => {
@@ -235,6 +271,22 @@ impl GridPmf {
                 // the lowest losses (see `remove_from_bottom`).
                 remove_from_bottom(&mut conv.values, wrapped_above);
                 infinity_mass += window.mass_above.min(outside) + wrapped_above;
+                // The stored PMF's total P-mass may fall short of 1 by a few ulps (its
+                // entries are rounded); its k-th power then falls short by about k times
+                // that, mass the true composition has: 5.8e-7 at k = 5.8e9, which lost a
+                // δ upper bound that much below the truth. Put it back at the lowest loss:
+                // more P-mass never lowers a δ, and there it counts only for ε below it.
+                // With the +∞ mass 1 − (1 − m)^k, the finite part should weigh (1 − m)^k but
+                // weighs f^k, f = 1 − m − d: the missing (1 − m)^k·(1 − (1 − d/(1 − m))^k).
+                let deficit = self.mass_deficit();
+                let m = self.infinity_mass;
+                if deficit > 0.0 && m < 1.0 {
+                    let kept = (kf * (-m).ln_1p()).exp();
+                    let missing = kept * -(kf * (-deficit / (1.0 - m)).ln_1p()).exp_m1();
+                    if let Some(first) = conv.values.first_mut() {
+                        *first += missing * (1.0 + 8.0 * f64::EPSILON);
+                    }
+                }
             }
             // Mass from above wraps in below its true loss (a move down: safe); mass from
             // below wraps in above it and adds δ: subtract its bound from every δ.
@@ -318,6 +370,17 @@ impl GridPmf {
         }
         out.check_range()?;
         Ok(out)
+    }
+
+    /// How far the stored total P-mass (finite entries and +∞) falls short of 1, from a
+    /// compensated sum (accurate to about `n·u²`, plus that as a margin); ≤ 0 when it does
+    /// not.
+    fn mass_deficit(&self) -> f64 {
+        let total_minus_one = crate::numeric::summation::neumaier_sum(
+            self.probs.iter().copied().chain([self.infinity_mass, -1.0]),
+        );
+        let margin = 4.0 * (self.probs.len() as f64 + 2.0) * f64::EPSILON * f64::EPSILON;
+        -total_minus_one + margin
     }
 
     /// The per-entry error bounds of `self` (as a vector), and the part of its error charged
@@ -605,8 +668,22 @@ impl GridPmf {
     /// is dropped/moved down to +LIMIT (lower bound).
     fn beyond_limit(&self, k: u64, below: bool) -> GridPmf {
         let kf = k as f64;
-        let finite = self.finite_mass().powf(kf);
-        let infinity_mass = power_infinity_mass(self.finite_mass(), self.infinity_mass, k);
+        let (finite, infinity_mass) = match self.bound {
+            // As in `self_compose_tilted`: the +∞ mass is the probability of an infinite run,
+            // and whatever the stored finite total leaves short of 1 joins the finite part
+            // (at −LOSS_LIMIT or +∞ below: more P-mass never lowers a δ).
+            Bound::Upper => {
+                let m = self.infinity_mass.min(1.0);
+                let stored = power_infinity_mass(self.finite_mass(), self.infinity_mass, k);
+                let infinity = stored.max(power_infinity_mass(1.0 - m, m, k));
+                let finite = self.finite_mass().powf(kf).max(1.0 - infinity);
+                (finite, infinity)
+            }
+            Bound::Lower => (
+                self.finite_mass().powf(kf),
+                power_infinity_mass(self.finite_mass(), self.infinity_mass, k),
+            ),
+        };
         let limit_index = |loss: f64| (loss / self.step).round() as i64;
         let (offset, probs, infinity_mass) = match (self.bound, below) {
             (Bound::Upper, true) => (limit_index(-LOSS_LIMIT), vec![finite], infinity_mass),
