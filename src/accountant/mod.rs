@@ -477,7 +477,9 @@ impl Accountant {
             // (see `discretize::atom_power`): on the grid, its lower rounding would cost a
             // first-order error per run.
             let exact = |atoms: &LossAtoms, symmetry: Symmetry| -> Option<Result<GridPmf>> {
-                let powered = atoms.power(group.count, MAX_EXACT_ATOMS)?;
+                let powered = atoms
+                    .binomial_power(group.count, tail_mass, MAX_EXACT_ATOMS)
+                    .or_else(|| atoms.power(group.count, MAX_EXACT_ATOMS))?;
                 Some(
                     PrivacyLossDistribution::from_atoms(&powered, symmetry, step, bound)
                         .map(|pld| of_direction(&pld)),
