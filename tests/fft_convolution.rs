@@ -7,6 +7,7 @@
 mod support;
 
 use pld_accountant::numeric::fft_convolution::{convolve, convolve_direct, convolve_fft};
+use pld_accountant::numeric::summation::neumaier_sum;
 use pld_accountant::{Bound, GridPmf};
 use rand::Rng;
 use support::{
@@ -264,17 +265,7 @@ fn self_compose_without_truncation_equals_repeated_direct_convolution() {
 
 /// 1 − (Σ probs + m), by a compensated (Neumaier) sum: how far the total falls short of 1.
 fn mass_deficit(probs: &[f64], infinity_mass: f64) -> f64 {
-    let (mut sum, mut c) = (0.0_f64, 0.0_f64);
-    for x in probs.iter().copied().chain([infinity_mass, -1.0]) {
-        let t = sum + x;
-        c += if sum.abs() >= x.abs() {
-            (sum - t) + x
-        } else {
-            (x - t) + sum
-        };
-        sum = t;
-    }
-    -(sum + c)
+    -neumaier_sum(probs.iter().copied().chain([infinity_mass, -1.0]))
 }
 
 /// Compose with no truncation, panicking with the context on error.

@@ -493,13 +493,10 @@ impl Accountant {
             {
                 if group.count > 1 {
                     let made = match &self.cache {
+                        // No exact power (or an error making it): the grid path below.
                         Some(cache) => cache
                             .power(&group.component, key, direction, tilts, group.count, || {
-                                exact(atoms, *symmetry).unwrap_or_else(|| {
-                                    Err(Error::IncompatibleDistributions {
-                                        reason: "no exact power".into(),
-                                    })
-                                })
+                                exact(atoms, *symmetry).ok_or(())?.map_err(|_| ())
                             })
                             .map(|pmf| GridPmf::clone(&pmf))
                             .ok(),

@@ -22,7 +22,7 @@
 //! upper bound loses it.
 
 use crate::discretize::loss_atoms::{LossAtom, LossAtoms};
-use crate::numeric::summation::neumaier_sum;
+use crate::numeric::summation::{neumaier_sum, NeumaierSum};
 
 /// Largest count composed exactly: `ln k!` and the products stay within ~1e-12 relative.
 pub const MAX_EXACT_COUNT: u64 = 10_000;
@@ -50,18 +50,11 @@ impl LossAtoms {
         let k_index = k as usize;
         // ln i! for i ≤ k, each a compensated running sum of ln 2, …, ln i.
         let mut ln_factorial = Vec::with_capacity(k_index + 1);
-        let (mut sum, mut compensation) = (0.0_f64, 0.0_f64);
+        let mut sum = NeumaierSum::default();
         ln_factorial.push(0.0);
         for i in 1..=k_index {
-            let term = (i as f64).ln();
-            let t = sum + term;
-            compensation += if sum.abs() >= term.abs() {
-                (sum - t) + term
-            } else {
-                (term - t) + sum
-            };
-            sum = t;
-            ln_factorial.push(sum + compensation);
+            sum.add((i as f64).ln());
+            ln_factorial.push(sum.value());
         }
         let ln_p: Vec<f64> = atoms.iter().map(|a| a.p.ln()).collect();
         let ln_q: Vec<f64> = atoms.iter().map(|a| a.q.ln()).collect();
@@ -93,19 +86,22 @@ impl LossAtoms {
                 underflowed.push(p.max(f64::MIN_POSITIVE));
             }
         });
-        let runs = |mass: f64| {
-            if mass > 0.0 {
-                -(k as f64 * (-mass).ln_1p()).exp_m1()
-            } else {
-                0.0
-            }
-        };
-        let p_infinity = runs(self.p_infinity()) + neumaier_sum(underflowed.iter().copied());
+        let p_infinity = runs(self.p_infinity(), k) + neumaier_sum(underflowed.iter().copied());
         Some(LossAtoms::from_atoms(
             out,
             p_infinity,
-            runs(self.q_neg_infinity()),
+            runs(self.q_neg_infinity(), k),
         ))
+    }
+}
+
+/// `1 − (1 − m)^k`, as `−expm1(k·ln1p(−m))`: the probability that one of k runs lands on an
+/// outcome of mass m (an infinite loss), without cancellation for tiny m or huge k.
+fn runs(m: f64, k: u64) -> f64 {
+    if m > 0.0 {
+        -(k as f64 * (-m).ln_1p()).exp_m1()
+    } else {
+        0.0
     }
 }
 
@@ -135,45 +131,57 @@ fn enumerate(counts: &mut [usize], at: usize, left: usize, visit: &mut impl FnMu
 /// the grid).
 const MAX_BINOMIAL_TERMS: usize = 1 << 20;
 
-/// The terms of Binomial(k, s) around its mode down to `1e-300` of the mode's weight,
-/// normalized: `(first index, masses)`. The ratio recurrence
+/// The terms of Binomial(k, s) around its mode down to `1e-306` of the mode's weight,
+/// normalized: `(first index, masses, bound below, bound above)`, the bounds on the mass of
+/// the terms left out on each side. The ratio recurrence
 /// `w_{i+1} = w_i·(k−i)/(i+1)·s/(1−s)` accumulates a relative error of about one ulp per
 /// term, and normalizing by the compensated sum removes the need for `ln C(k, i)` (whose
-/// rounding, at k = 10⁸, would be ~1e-8 relative). The terms left out weigh at most
-/// `k·1e-300` of the total. `None` for more than [`MAX_BINOMIAL_TERMS`] terms per side.
-fn binomial_terms(k: u64, s: f64) -> Option<(u64, Vec<f64>)> {
-    const FLOOR: f64 = 1e-300;
+/// rounding, at k = 10⁸, would be ~1e-8 relative). `None` for more than
+/// [`MAX_BINOMIAL_TERMS`] terms per side.
+fn binomial_terms(k: u64, s: f64) -> Option<(u64, Vec<f64>, f64, f64)> {
+    const FLOOR: f64 = 1e-306;
     if s <= 0.0 {
-        return Some((0, vec![1.0]));
+        return Some((0, vec![1.0], 0.0, 0.0));
     }
     if s >= 1.0 {
-        return Some((k, vec![1.0]));
+        return Some((k, vec![1.0], 0.0, 0.0));
     }
     let kf = k as f64;
     let mode = (((kf + 1.0) * s).floor() as u64).min(k);
     let odds = s / (1.0 - s);
+    // w_{i+1}/w_i going up from i, and w_{i−1}/w_i going down from i: both shrink away from
+    // the mode (the binomial is log-concave).
+    let up_ratio = |i: u64| (kf - i as f64) / (i as f64 + 1.0) * odds;
+    let down_ratio = |i: u64| i as f64 / (kf - i as f64 + 1.0) / odds;
     let mut up = vec![1.0_f64];
     let mut i = mode;
+    let mut above = 0.0;
     while i < k {
-        let next = up[up.len() - 1] * ((kf - i as f64) / (i as f64 + 1.0)) * odds;
-        if next < FLOOR || up.len() > MAX_BINOMIAL_TERMS {
+        let next = up[up.len() - 1] * up_ratio(i);
+        if next < FLOOR {
+            above = tail_beyond(next, i + 1, true, |j| if j < k { up_ratio(j) } else { 0.0 });
             break;
+        }
+        if up.len() > MAX_BINOMIAL_TERMS {
+            return None;
         }
         up.push(next);
         i += 1;
     }
     let mut down = Vec::new();
     let (mut i, mut w) = (mode, 1.0_f64);
+    let mut below = 0.0;
     while i > 0 {
-        w *= (i as f64 / (kf - i as f64 + 1.0)) / odds;
-        if w < FLOOR || down.len() > MAX_BINOMIAL_TERMS {
+        w *= down_ratio(i);
+        if w < FLOOR {
+            below = tail_beyond(w, i - 1, false, |j| if j > 0 { down_ratio(j) } else { 0.0 });
             break;
+        }
+        if down.len() > MAX_BINOMIAL_TERMS {
+            return None;
         }
         down.push(w);
         i -= 1;
-    }
-    if up.len() > MAX_BINOMIAL_TERMS || down.len() > MAX_BINOMIAL_TERMS {
-        return None;
     }
     let first = mode - down.len() as u64;
     let mut terms: Vec<f64> = down.into_iter().rev().collect();
@@ -182,7 +190,39 @@ fn binomial_terms(k: u64, s: f64) -> Option<(u64, Vec<f64>)> {
     for t in &mut terms {
         *t /= total;
     }
-    Some((first, terms))
+    Some((first, terms, below / total, above / total))
+}
+
+/// An upper bound on `t + t·ρ(j) + t·ρ(j)ρ(j') + …`, the terms from `t` (at index `j`) on,
+/// going up (`j' = j + 1`) or down, each the last times `ratio(index)` (the ratio from that
+/// index to the next one out), where the ratios shrink step by step: summed term by
+/// term while they stay above half, then closed by the geometric series of the last ratio.
+/// Doubled, plus 1e-320, for the rounding of terms near and below the smallest normal double;
+/// terms that underflow to 0 are bounded by 2.5e-324 each.
+fn tail_beyond(t: f64, j: u64, upward: bool, ratio: impl Fn(u64) -> f64) -> f64 {
+    // Terms that underflow to 0 are below 2.5e-324 each, and there are fewer than 2^53.
+    const UNDERFLOWED: f64 = 2.5e-324 * 9.007_199_254_740_992e15;
+    let (mut sum, mut term, mut index) = (0.0, t, j);
+    for _ in 0..100_000 {
+        if term <= 0.0 {
+            return 2.0 * sum + UNDERFLOWED + 1e-320;
+        }
+        let r = ratio(index);
+        if r < 0.5 {
+            sum += term / (1.0 - r);
+            return 2.0 * sum + 1e-320;
+        }
+        sum += term;
+        term *= r;
+        index = if upward {
+            index.saturating_add(1)
+        } else {
+            index.saturating_sub(1)
+        };
+    }
+    // Slowly shrinking ratios all the way: every remaining term is at most the current one
+    // (the ratios are below 1 here), and there are fewer than 2^53 of them.
+    2.0 * (sum + term * 9.007_199_254_740_992e15) + 1e-320
 }
 
 /// The indices `[start, end]` of a binomial's normalized `terms` (from index `first`, scaled
@@ -206,14 +246,14 @@ impl LossAtoms {
     /// computed around their modes (see `binomial_terms`), for counts far beyond
     /// [`MAX_EXACT_COUNT`]. Composed atom i (i runs of the higher-loss atom) has loss
     /// `k·l₀ + i·(l₁ − l₀)`; atoms whose P- and Q-mass both lie in a tail of at most
-    /// `tail_mass / 2` (each, at each end) are left out as bounded tails (see
+    /// `tail_mass / 2000` (each, at each end) are left out as bounded tails (see
     /// [`LossAtoms::with_tails`]: the upper rounding charges the top one to +∞ and moves the
     /// bottom one up, the lower rounding drops them). `None` when the pair has tails or not
     /// two finite atoms, or more than `max_atoms` atoms would be kept.
     ///
     /// # Guarantee
     /// The composed pair's PLD up to rounding (≲ 1e-12 relative per mass for up to 10⁸
-    /// runs), with tail masses bounded from above (including `k·1e-300` for the terms not
+    /// runs), with tail masses bounded from above (including a geometric bound on the terms not
     /// computed).
     pub fn binomial_power(&self, k: u64, tail_mass: f64, max_atoms: usize) -> Option<LossAtoms> {
         let atoms = self.atoms();
@@ -223,8 +263,8 @@ impl LossAtoms {
         }
         let (a, b) = (atoms[0], atoms[1]);
         let (p_finite, q_finite) = (a.p + b.p, a.q + b.q);
-        let (first_p, terms_p) = binomial_terms(k, b.p / p_finite)?;
-        let (first_q, terms_q) = binomial_terms(k, b.q / q_finite)?;
+        let (first_p, terms_p, below_p, above_p) = binomial_terms(k, b.p / p_finite)?;
+        let (first_q, terms_q, below_q, above_q) = binomial_terms(k, b.q / q_finite)?;
         // (p_a + p_b)^k: the P-mass of all-finite runs.
         let scale = |finite: f64| (k as f64 * (finite - 1.0).ln_1p()).exp();
         let (scale_p, scale_q) = (scale(p_finite), scale(q_finite));
@@ -233,9 +273,11 @@ impl LossAtoms {
                 .and_then(|j| terms.get(j as usize))
                 .map_or(0.0, |&t| t * scale)
         };
-        // The range kept: where either distribution has more than half the tail mass on
-        // either side; each end's trimmed mass is then at most that, for P and for Q.
-        let budget = 0.5 * tail_mass;
+        // The range kept: where either distribution has more than a two-thousandth of the
+        // tail mass on either side; each end's trimmed mass is then at most that, for P and
+        // for Q. (Far below the tail mass, which at δ = 1e-300 is δ itself: the trimmed
+        // masses go to +∞ in the upper bound.)
+        let budget = 5e-4 * tail_mass;
         let (start_p, end_p) = kept_range(first_p, &terms_p, scale_p, budget);
         let (start_q, end_q) = kept_range(first_q, &terms_q, scale_q, budget);
         let (start, end) = (start_p.min(start_q), end_p.max(end_q));
@@ -253,7 +295,6 @@ impl LossAtoms {
             });
             neumaier_sum(masses.map(|(_, &t)| t * scale))
         };
-        let uncomputed = k as f64 * 1e-300;
         let (bottom_p, bottom_q) = (
             outside(first_p, &terms_p, scale_p, true),
             outside(first_q, &terms_q, scale_q, true),
@@ -265,39 +306,37 @@ impl LossAtoms {
         let step = b.loss - a.loss;
         let base = k as f64 * a.loss;
         let mut out = Vec::with_capacity((end - start + 1) as usize);
-        let mut extra_top_p = 0.0;
-        let mut extra_bottom_q = 0.0;
         for i in start..=end {
             let (p, q) = (
                 mass(first_p, &terms_p, scale_p, i),
                 mass(first_q, &terms_q, scale_q, i),
             );
             let loss = base + i as f64 * step;
-            match (p > 0.0, q > 0.0) {
-                (true, true) => out.push(LossAtom { loss, p, q }),
-                // One mass below the computed range: a tail mass, bounded.
-                (true, false) => extra_top_p += p,
-                (false, true) => extra_bottom_q += q,
-                (false, false) => {}
+            // Where one binomial was not computed (beyond its 1e-306 floor), its mass follows
+            // from the other's by the atom's exact loss: Q = P·e^{−loss}. Where that
+            // underflows it is kept at the smallest positive double, so the atom keeps its
+            // loss in both directions (the overstatement, ≤ 5e-324 per atom, is far inside
+            // the δ allowance of 1e-9·δ for any δ ≥ 1e-300).
+            let tiny = f64::from_bits(1);
+            let (p, q) = match (p > 0.0, q > 0.0) {
+                (true, false) => (p, (p * (-loss).exp()).max(tiny)),
+                (false, true) => ((q * loss.exp()).max(tiny), q),
+                _ => (p, q),
+            };
+            if p > 0.0 {
+                out.push(LossAtom { loss, p, q });
             }
         }
-        let runs = |m: f64| {
-            if m > 0.0 {
-                -(k as f64 * (-m).ln_1p()).exp_m1()
-            } else {
-                0.0
-            }
-        };
-        // Tails: trimmed masses, masses beyond the computed terms, and atoms with one mass
-        // below the computed range (their loss is beyond every kept atom on that side).
-        let top = (top_p + uncomputed + extra_top_p, top_q + uncomputed);
-        let bottom = (
-            bottom_p + uncomputed,
-            bottom_q + uncomputed + extra_bottom_q,
-        );
+        // Tails: trimmed masses and bounds on the masses beyond the computed terms.
+        let top = (top_p + above_p * scale_p, top_q + above_q * scale_q);
+        let bottom = (bottom_p + below_p * scale_p, bottom_q + below_q * scale_q);
         Some(
-            LossAtoms::from_atoms(out, runs(self.p_infinity()), runs(self.q_neg_infinity()))
-                .with_tails(top, bottom),
+            LossAtoms::from_atoms(
+                out,
+                runs(self.p_infinity(), k),
+                runs(self.q_neg_infinity(), k),
+            )
+            .with_tails(top, bottom),
         )
     }
 }
