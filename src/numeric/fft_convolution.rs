@@ -653,7 +653,7 @@ fn near_zero_bins(
     let mut j = 1;
     while j <= last {
         let pair = if j < last { 2 } else { 1 };
-        let mut sums = [CompensatedSum::default(); 2];
+        let mut sums = [crate::numeric::summation::PairedSum::default(); 2];
         // m = (i − rotation)·j mod n, stepped by j (no division per term).
         let mut m = [(start * j) % n, (start * (j + 1)) % n];
         for &pi in p {
@@ -673,30 +673,6 @@ fn near_zero_bins(
         j += pair;
     }
     last
-}
-
-/// Two compensated sums side by side (Knuth's branch-free TwoSum, accumulating the rounding
-/// errors: the error bound of Neumaier's sum, `2u·|Σ| + O(n u²)·Σ|xᵢ|`).
-#[derive(Debug, Clone, Copy, Default)]
-struct CompensatedSum {
-    sum: [f64; 2],
-    error: [f64; 2],
-}
-
-impl CompensatedSum {
-    #[inline(always)]
-    fn add(&mut self, x: [f64; 2]) {
-        for ((sum, error), x) in self.sum.iter_mut().zip(&mut self.error).zip(x) {
-            let s = *sum + x;
-            let back = s - *sum;
-            *error += (*sum - (s - back)) + (x - back);
-            *sum = s;
-        }
-    }
-
-    fn value(&self) -> [f64; 2] {
-        [self.sum[0] + self.error[0], self.sum[1] + self.error[1]]
-    }
 }
 
 /// Bound on the modulus of a spectrum bin that [`self_convolve_window`] sets to 0:
