@@ -85,8 +85,10 @@ impl TailMoments {
         }
         let n = p.len() as f64;
         let slack = n * FLUSH;
+        // A sum flushed all the way to 0 still had mass: its bound is the slack, not −∞.
+        let any_mass = p.iter().any(|&v| v > 0.0);
         let log = |sum: f64| {
-            if sum > 0.0 {
+            if any_mass {
                 ((sum + slack) * (1.0 + ROUNDING_INFLATION)).ln()
             } else {
                 f64::NEG_INFINITY
@@ -170,6 +172,23 @@ mod tests {
                     "{got} ≫ {exact}"
                 );
             }
+        }
+    }
+
+    /// Mass followed by a long run of zeros: the upper sum, built by Horner's rule from the
+    /// bottom, decays below the flush level on the way up. It was once reported as −∞ (no
+    /// mass), which made every Chernoff bound at that tilt 0 instead of an upper bound.
+    #[test]
+    fn mass_before_a_long_run_of_zeros_is_not_lost() {
+        let mut p = vec![0.0; 200_000];
+        p[0] = 0.5;
+        p[1] = 0.5;
+        let m = TailMoments::of(&p, 0.5);
+        for (t, &lambda) in m.lambdas.iter().enumerate() {
+            // Σ pᵢ e^{λi} = 0.5·(1 + e^λ).
+            let exact = (0.5 * (1.0 + lambda.exp())).ln();
+            assert!(m.up[t] >= exact - 1e-12, "tilt {t}: {} < {exact}", m.up[t]);
+            assert!(m.down[t].is_finite());
         }
     }
 
