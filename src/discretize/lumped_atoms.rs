@@ -273,7 +273,7 @@ impl LumpedAtoms {
 type Landing<E> = (f64, (f64, f64), E, f64);
 
 /// Closes intervals from the bottom up so that each merges exactly on its node.
-struct Lander<'a, M: MonotonePrivacyLoss> {
+pub(crate) struct Lander<'a, M: MonotonePrivacyLoss> {
     mechanism: &'a M,
     /// Loss where the next interval starts, and the CDF information there.
     start: f64,
@@ -283,16 +283,40 @@ struct Lander<'a, M: MonotonePrivacyLoss> {
     /// Last measured d(merged loss)/d(interval end), used as the secant's first slope.
     slope: f64,
     /// Largest rounding bound of the merged loss of an atom landed so far.
-    rounding: f64,
+    pub(crate) rounding: f64,
     /// The last atom's `(merged loss − interval midpoint)/width²`, for the next first guess.
     curvature: f64,
 }
 
-impl<M: MonotonePrivacyLoss> Lander<'_, M> {
+impl<'a, M: MonotonePrivacyLoss> Lander<'a, M> {
+    /// A lander whose first interval starts at loss `start` (the loss at `start_x`) and whose
+    /// intervals may reach up to loss `top`.
+    pub(crate) fn new(mechanism: &'a M, start_x: f64, top: f64) -> Self {
+        Lander {
+            mechanism,
+            start: mechanism.privacy_loss(start_x),
+            start_edge: mechanism.edge(start_x),
+            top,
+            slope: 0.5,
+            rounding: 0.0,
+            curvature: 0.0,
+        }
+    }
+
+    /// Loss where the next interval starts.
+    pub(crate) fn start(&self) -> f64 {
+        self.start
+    }
+
+    /// The CDF information where the next interval starts.
+    pub(crate) fn start_edge(&self) -> M::Edge {
+        self.start_edge
+    }
+
     /// Close the interval starting at `self.start` where its merged loss is in
     /// `[target, target + landing_tolerance(step)]`; return its (P, Q) masses, or `None` when the
     /// remaining mass cannot reach the target.
-    fn land(&mut self, target: f64, step: f64) -> Option<(f64, f64)> {
+    pub(crate) fn land(&mut self, target: f64, step: f64) -> Option<(f64, f64)> {
         let m = self.mechanism;
         let tolerance = landing_tolerance(step).max(1e-15 * target.abs());
         // Bracket: merged(below) < target ≤ merged(above).

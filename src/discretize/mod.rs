@@ -11,6 +11,8 @@
 //!   each merged atom lands on a grid node.
 //! - [`loss_atoms`]: both roundings for mechanisms with finitely many outcomes (discrete
 //!   noise, randomized response, (ε, δ) pairs, listed PMF pairs).
+//! - [`random_allocation`]: one epoch of random allocation (each record in exactly one of t
+//!   steps), from the law of the sum of t per-step likelihood ratios.
 //! - [`atom_power`]: the exact k-fold composition of such a pair with a few atoms, rounded
 //!   onto the grid once instead of k times.
 
@@ -19,3 +21,4 @@ pub mod connect_the_dots;
 pub mod loss_atoms;
 pub mod loss_bins;
 pub mod lumped_atoms;
+pub mod random_allocation;

@@ -1,0 +1,635 @@
+//! Random allocation ("balls in bins"): in every epoch each record takes part in exactly one
+//! of `t` steps, chosen uniformly at random. One epoch's PLD, in both bounds.
+//!
+//! # The pair
+//! With the per-step REMOVE pair (P, Q) of a mechanism and its loss `L = ln(dP/dQ)`, the
+//! epoch's REMOVE pair is (Feldman & Shenfeld, "Privacy amplification by random allocation",
+//! 2025, for adaptive steps)
+//! ```text
+//! P_t = (1/t)·Σᵢ Q^{⊗(i−1)} ⊗ P ⊗ Q^{⊗(t−i)},        Q_t = Q^{⊗t}
+//! ```
+//! and its ADD pair the swap. The likelihood ratio is `S/t`, `S = Σᵢ Bᵢ`, with
+//! `Bᵢ = e^{L(Xᵢ)}` i.i.d. under Q (`E_Q B = 1`), so both directions are functions of the law
+//! of S under Q alone:
+//! ```text
+//! δ_remove(ε) = E_Q[(S/t − e^ε)₊],        δ_add(ε) = E_Q[(1 − e^ε·S/t)₊]
+//! ```
+//! both convex in S. The REMOVE PLD has atoms `ln(s/t)` with Q-mass `Q(S = s)` and P-mass
+//! `(s/t)·Q(S = s)`.
+//!
+//! # Upper bound: a mean-preserving spread
+//! B, cut at `c` (beyond which the losses of all steps lie with tiny total mass), is replaced
+//! by its mean-preserving spread B′ onto the lattice `{jΔ}`: the mass of each cell
+//! `[jΔ, (j+1)Δ)` goes to its two ends with weights that keep its first moment,
+//! ```text
+//! w_{j+1} = (P_I − jΔ·Q_I)/Δ,      w_j = ((j+1)Δ·Q_I − P_I)/Δ      (P_I = E_Q[B; I])
+//! ```
+//! (`P_I − e^c Q_I` is the mechanism's `excess_between`). B′ dominates B in convex order, so
+//! does `S′ = Σ B′ᵢ` dominate S (the order is kept by independent sums), and every convex
+//! function of S, every δ of both directions, can only grow. S′ lives on the lattice: its law
+//! is the t-fold power of B′'s by FFT. What the computation cannot place is charged to loss
+//! +∞ in both directions (P-mass to REMOVE's +∞, Q-mass to ADD's): the event that some step
+//! has B > c, the Chernoff-bounded mass outside the power's window; every entry carries its
+//! FFT round-off bound on top (more mass never lowers a δ).
+//!
+//! # Lower bound: a post-processing that lands on the lattice
+//! Reporting for each step only which cell of a partition its output fell in is a
+//! post-processing; the ratio of the reported vector is `(1/t)·Σᵢ b̄(cellᵢ)`, `b̄` the cell's
+//! conditional mean `P(cell)/Q(cell)`. The cells are closed where b̄ lands on a lattice
+//! point (within a relative `η` of a few 1e-11, see [`crate::discretize::lumped_atoms`]), so the
+//! sum of the reported means is the lattice sum to within that factor, and one t-fold power
+//! of the cells' Q-law gives both directions: REMOVE atoms at `ln(s/t)` with P-mass at most
+//! `(s/t)·Q(s)`, ADD atoms whose Q-side is at least it. Every mass is taken on the safe side
+//! of its round-off and of the mass that may have wrapped around the power's window; tails
+//! are dropped. Merging such atoms (the lower rounding onto the grid) stays safe: each merge
+//! has at most the P-mass, and at most the loss, of the true pair's merge of the same
+//! outcomes.
+//!
+//! # Known limits
+//! The round-off bound added to every entry of the upper bound's window (about 1e-15 each,
+//! capped by Chernoff bounds in the tails) puts a floor of about 1e-9 under the upper δ of
+//! one epoch of DP-SGD-like steps (σ = 1, t = 1000): tight for δ ≥ 1e-7, loose below. Small
+//! t with heavy-tailed B (σ below 1) needs many lattice points and is slow.
+//!
+//! # Lattice
+//! Spreading adds at most `Δ²/4` to the variance of each Bᵢ, so about `Δ/(2√t)` nats to the
+//! spread of the epoch's loss: `Δ = h·√t/2` matches a grid of step h. The lattice stops at
+//! [`MAX_LATTICE_POINTS`] points (Δ grows instead: the bounds stay valid, the bracket widens).
+
+use crate::bound::Bound;
+use crate::discretize::loss_atoms::{LossAtom, LossAtoms};
+use crate::discretize::lumped_atoms::{landing_tolerance, Lander};
+use crate::error::{Error, Result};
+use crate::mechanism::MonotonePrivacyLoss;
+use crate::numeric::fft_convolution::self_convolve_window;
+use crate::pld::{PrivacyLossDistribution, Symmetry};
+use crate::pmf::tail_moments::{TailMoments, TILTS};
+
+/// Most lattice points for B (the FFT power's input length).
+pub const MAX_LATTICE_POINTS: usize = 1 << 22;
+
+/// Most entries of the t-fold power's window.
+const MAX_WINDOW: u64 = 1 << 24;
+
+/// One epoch of random allocation over `steps` steps of `mechanism`, in one bound, on the
+/// loss grid of step `grid_step`, with at most about `tail_mass` charged (upper) or dropped
+/// (lower) for truncation.
+///
+/// # Guarantee
+/// [`Bound::Upper`]: every δ of both directions at least the epoch's; [`Bound::Lower`]: at
+/// most (see the module docs).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for `steps = 0`, a grid step or tail mass out of range, or a
+/// loss range that cannot be represented; [`Error::GridTooLarge`] when the power's window
+/// would be too long.
+pub fn epoch_pld<M: MonotonePrivacyLoss>(
+    mechanism: &M,
+    steps: u64,
+    grid_step: f64,
+    tail_mass: f64,
+    bound: Bound,
+) -> Result<PrivacyLossDistribution> {
+    if steps == 0 {
+        return Err(Error::invalid("steps_per_epoch", 0, "at least 1"));
+    }
+    if !(tail_mass > 0.0 && tail_mass < 1.0) {
+        return Err(Error::invalid("tail_mass", tail_mass, "a number in (0, 1)"));
+    }
+    if steps == 1 {
+        // One step: the record is always used, the pair is the mechanism's own.
+        return PrivacyLossDistribution::from_mechanism(
+            mechanism,
+            Symmetry::Asymmetric,
+            grid_step,
+            tail_mass,
+            bound,
+        );
+    }
+    let lattice = Lattice::new(mechanism, steps, grid_step, tail_mass)?;
+    match bound {
+        Bound::Upper => upper(mechanism, &lattice, grid_step, tail_mass),
+        Bound::Lower => lower(mechanism, &lattice, grid_step, tail_mass),
+    }
+}
+
+/// The lattice `{jΔ : 0 ≤ j ≤ points − 1}` for B, and where B is cut.
+#[derive(Debug, Clone, Copy)]
+struct Lattice {
+    steps: u64,
+    /// Δ.
+    delta: f64,
+    /// Lattice points, `c = (points − 1)·Δ`.
+    points: usize,
+}
+
+impl Lattice {
+    fn new<M: MonotonePrivacyLoss>(
+        mechanism: &M,
+        steps: u64,
+        grid_step: f64,
+        tail_mass: f64,
+    ) -> Result<Lattice> {
+        if !(grid_step.is_finite() && grid_step > 0.0) {
+            return Err(Error::invalid("step", grid_step, "a finite number > 0"));
+        }
+        let t = steps as f64;
+        // Cut B where P holds at most tail/16 above, if "some step beyond the cut",
+        // P(B > c) + (t − 1)·Q(B > c) under P and t·Q(B > c) under Q, then weighs at most
+        // tail/4; else where each holds at most tail/(16t).
+        let cut_at = |tail: f64| {
+            let (x_lo, _) = mechanism.truncation_points(tail);
+            let (p, q) = mechanism.masses_below(mechanism.edge(x_lo));
+            (mechanism.privacy_loss(x_lo), p + t * q)
+        };
+        let (mut cut_loss, charged) = cut_at(tail_mass / 8.0);
+        if charged.is_nan() || charged > tail_mass / 4.0 {
+            cut_loss = cut_at(tail_mass / (8.0 * t)).0;
+        }
+        let (p_inf, _) = mechanism.infinite_masses();
+        if !(cut_loss.is_finite() && cut_loss < 600.0) || p_inf > 0.0 {
+            return Err(Error::invalid(
+                "privacy loss of one step",
+                format!("{cut_loss} nats at its tail cut"),
+                "finite and below 600 nats for random allocation",
+            ));
+        }
+        let cut = cut_loss.exp().max(1.0);
+        let delta = (0.5 * grid_step * t.sqrt()).max(cut / (MAX_LATTICE_POINTS - 2) as f64);
+        let points = (cut / delta).ceil() as usize + 1;
+        Ok(Lattice {
+            steps,
+            delta,
+            points: points.max(3),
+        })
+    }
+
+    /// Loss of lattice point j, `ln(jΔ)` (−∞ at 0).
+    fn loss(&self, j: usize) -> f64 {
+        (j as f64 * self.delta).ln()
+    }
+}
+
+/// The law of B′ (spread of B onto the lattice), and the (P, Q) mass of B above the cut.
+fn spread<M: MonotonePrivacyLoss>(m: &M, lattice: &Lattice) -> (Vec<f64>, (f64, f64)) {
+    let n = lattice.points;
+    let delta = lattice.delta;
+    let u = f64::EPSILON;
+    let mut q = vec![0.0; n];
+    // Edges at losses ln(jΔ), j = 0..n−1 (x decreasing in j), with the size of the tails
+    // their masses are differences of (the absolute rounding of a difference).
+    let edge_at = |j: usize| m.edge(m.inverse_privacy_loss(lattice.loss(j)));
+    let tails_size = |e: M::Edge| {
+        let (pb, qb) = m.masses_below(e);
+        let (pa, qa) = m.masses_above(e);
+        (pb.min(pa), qb.min(qa))
+    };
+    let mut lower = m.edge(f64::INFINITY);
+    let mut lower_size = (0.0, 0.0);
+    for j in 0..n - 1 {
+        let upper = edge_at(j + 1);
+        let upper_size = tails_size(upper);
+        let (p_i, q_i) = m.masses_between(lower, upper);
+        let hi = (j + 1) as f64 * delta;
+        // w_hi·Δ = P_I − lo·Q_I, w_lo·Δ = hi·Q_I − P_I (each in [0, Δ·Q_I]).
+        let up = if j == 0 {
+            p_i
+        } else {
+            m.excess_between(lower, upper, lattice.loss(j))
+        };
+        let down = -m.excess_between(lower, upper, lattice.loss(j + 1));
+        // Rounding: a few ulps of P_I + c·Q_I, plus the differences of the tails the masses
+        // came from (absolute, a few ulps of each tail).
+        let slack = 8.0
+            * u
+            * (p_i + hi * q_i + lower_size.0 + upper_size.0 + hi * (lower_size.1 + upper_size.1));
+        let w_hi = (up.clamp(0.0, hi * q_i) + slack) / delta;
+        let w_lo = (down.clamp(0.0, hi * q_i) + slack) / delta;
+        q[j] += w_lo.min(q_i + slack / delta);
+        q[j + 1] += w_hi.min(q_i + slack / delta);
+        lower = upper;
+        lower_size = upper_size;
+    }
+    let above = m.masses_below(lower);
+    (q, above)
+}
+
+/// The landed cells' Q-law on the lattice (the lower bound's per-step law).
+struct Landed {
+    q: Vec<f64>,
+    /// Relative bounds with `ℓ·(1 − ρ) ≤ b̄ ≤ ℓ·(1 + η)` for every cell landed at ℓ.
+    eta: f64,
+    rho: f64,
+    /// Bound on the relative rounding error of every cell's Q-mass.
+    relative_error: f64,
+}
+
+/// Close cells whose conditional means land on the lattice points, from the bottom of B's
+/// range up to the cut. A cell whose Q-mass is not known to a relative `1e-6/t` (a few ulps
+/// of the CDF tails it is a difference of, next to a tiny mass) is left out: leaving
+/// outcomes out of a post-processing is safe for a lower bound.
+fn landed<M: MonotonePrivacyLoss>(
+    m: &M,
+    lattice: &Lattice,
+    grid_step: f64,
+    tail_mass: f64,
+) -> Landed {
+    let n = lattice.points;
+    let u = f64::EPSILON;
+    let (_, x_hi) = m.truncation_points(tail_mass / (8.0 * lattice.steps as f64));
+    let top = lattice.loss(n - 1);
+    let mut lander = Lander::new(m, x_hi, top);
+    let q_tail = |e: M::Edge| m.masses_below(e).1.min(m.masses_above(e).1);
+    let mut start_tail = q_tail(lander.start_edge());
+    let mut q = vec![0.0; n];
+    let mut largest_tolerance: f64 = 0.0;
+    let mut relative_error: f64 = 0.0;
+    let largest_error = 1e-6 / lattice.steps as f64;
+    let first = ((lander.start().exp() / lattice.delta).floor() as usize + 1).max(1);
+    for (j, slot) in q.iter_mut().enumerate().take(n).skip(first) {
+        let target = lattice.loss(j);
+        // A point just above the start would close a sliver of a cell, whose mass is a
+        // difference of two nearly equal tails: aim at the next one instead.
+        if j as f64 * lattice.delta - lander.start().exp() < 0.25 * lattice.delta {
+            continue;
+        }
+        let Some((_, qm)) = lander.land(target, grid_step) else {
+            break;
+        };
+        let end_tail = q_tail(lander.start_edge());
+        let error = 8.0 * u * (start_tail + end_tail + qm) / qm;
+        start_tail = end_tail;
+        if !(qm > 0.0 && error <= largest_error) {
+            continue;
+        }
+        *slot = qm;
+        relative_error = relative_error.max(error);
+        largest_tolerance =
+            largest_tolerance.max(landing_tolerance(grid_step).max(1e-15 * target.abs()));
+    }
+    let rounding = lander.rounding;
+    Landed {
+        q,
+        eta: (largest_tolerance + rounding).exp_m1() * (1.0 + 1e-6) + 4.0 * u,
+        rho: -(-rounding).exp_m1() * (1.0 + 1e-6) + 4.0 * u,
+        relative_error,
+    }
+}
+
+/// A window of the t-fold power of a lattice law, with bounds on what lies outside it.
+struct Power {
+    /// Lattice index (of S) of the first entry.
+    bottom: u64,
+    values: Vec<f64>,
+    /// Bound on every entry's absolute round-off.
+    entry_bound: f64,
+    /// Chernoff bounds on the Q-mass below and above the window, and on the P-mass above.
+    q_below: f64,
+    q_above: f64,
+    p_above: f64,
+    /// Bound on the Q-mass that may have wrapped into the window from outside it.
+    wrapped: f64,
+    /// Chernoff bounds on the Q-mass of every entry, one per block of [`CAP_BLOCK`] entries
+    /// (the smaller of the tail from the block's first entry up and from its last one down).
+    caps: Vec<f64>,
+}
+
+/// Entries per Chernoff cap (see [`Power::caps`]).
+const CAP_BLOCK: usize = 256;
+
+impl Power {
+    /// A bound on the Q-mass of entry i: the computed value plus its round-off, or the
+    /// Chernoff bound of its block if smaller (far in the tails, where the round-off bound
+    /// is far above the true values).
+    fn q_upper(&self, i: usize) -> f64 {
+        (self.values[i] + self.entry_bound).min(self.caps[i / CAP_BLOCK])
+    }
+}
+
+fn power(q: &[f64], lattice: &Lattice, tail_mass: f64) -> Result<Power> {
+    // Trailing zeros only lengthen the transform.
+    let q = &q[..q
+        .iter()
+        .rposition(|&v| v > 0.0)
+        .map_or(1, |i| i + 1)
+        .max(2)
+        .min(q.len())];
+    let t = lattice.steps;
+    let tf = t as f64;
+    let n = q.len();
+    let full_top = ((n - 1) as u64).checked_mul(t).ok_or(Error::GridTooLarge {
+        points: u64::MAX,
+        limit: MAX_WINDOW,
+        hint: "too many steps per epoch for this grid".into(),
+    })?;
+    let delta = lattice.delta;
+    let mq = TailMoments::of(q, delta);
+    let first_moment: Vec<f64> = q
+        .iter()
+        .enumerate()
+        .map(|(j, &v)| j as f64 * delta * v)
+        .collect();
+    let mp = TailMoments::with_span(&first_moment, delta, n - 1);
+    let level = (tail_mass / 8.0).ln();
+    // Top: where both the Q-law and the P-law (Q^{*(t−1)} ∗ first moment) are below the level.
+    let top_q = mq
+        .upper_quantile(tf, level, None)
+        .map_or(f64::INFINITY, |v| v.0);
+    let top_p = mq
+        .upper_quantile(tf - 1.0, level, Some(&mp))
+        .map_or(f64::INFINITY, |v| v.0);
+    let top = top_q.max(top_p);
+    let top = if top.is_finite() && top < full_top as f64 {
+        top.ceil() as u64
+    } else {
+        full_top
+    };
+    let mut bottom = f64::NEG_INFINITY;
+    for (&lambda, &down) in mq.lambdas.iter().zip(&mq.down) {
+        if down.is_finite() {
+            bottom = bottom.max((level - tf * down) / lambda);
+        }
+    }
+    let bottom = if bottom > 0.0 {
+        (bottom.floor() as u64).min(top)
+    } else {
+        0
+    };
+    let len = top - bottom + 1;
+    if len > MAX_WINDOW {
+        return Err(Error::GridTooLarge {
+            points: len,
+            limit: MAX_WINDOW,
+            hint: "use a larger grid step or fewer steps per epoch".into(),
+        });
+    }
+    let min_over = |f: &dyn Fn(usize) -> f64| (0..TILTS).map(f).fold(1.0_f64, f64::min);
+    let q_above = if top < full_top {
+        min_over(&|k| (tf * mq.up[k] - mq.lambdas[k] * (top + 1) as f64).exp())
+    } else {
+        0.0
+    };
+    let p_above = if top < full_top {
+        min_over(&|k| ((tf - 1.0) * mq.up[k] + mp.up[k] - mq.lambdas[k] * (top + 1) as f64).exp())
+    } else {
+        0.0
+    };
+    let q_below = if bottom > 0 {
+        min_over(&|k| (tf * mq.down[k] + mq.lambdas[k] * (bottom - 1) as f64).exp())
+    } else {
+        0.0
+    };
+    let conv = self_convolve_window(q, t, bottom, len as usize);
+    let wrapped = match bottom.checked_add(conv.period) {
+        Some(first) if first <= full_top => {
+            min_over(&|k| (tf * mq.up[k] - mq.lambdas[k] * first as f64).exp())
+        }
+        _ => 0.0,
+    } + q_below;
+    let caps = (0..conv.values.len().div_ceil(CAP_BLOCK))
+        .map(|b| {
+            let first = (bottom + (b * CAP_BLOCK) as u64) as f64;
+            let last = first + (CAP_BLOCK - 1) as f64;
+            let from_first = min_over(&|k| (tf * mq.up[k] - mq.lambdas[k] * first).exp());
+            let to_last = min_over(&|k| (tf * mq.down[k] + mq.lambdas[k] * last).exp());
+            from_first.min(to_last)
+        })
+        .collect();
+    Ok(Power {
+        bottom,
+        caps,
+        values: conv.values,
+        entry_bound: conv.entry_bound,
+        q_below,
+        q_above,
+        p_above,
+        wrapped,
+    })
+}
+
+/// `1 − (1 − a)(1 − b)^m` for tail masses a, b (the mass of "some step beyond the cut").
+fn some_beyond(a: f64, b: f64, m: f64) -> f64 {
+    (-((-a).ln_1p() + m * (-b).ln_1p()).exp_m1() * (1.0 + 1e-12)).min(1.0)
+}
+
+fn upper<M: MonotonePrivacyLoss>(
+    m: &M,
+    lattice: &Lattice,
+    grid_step: f64,
+    tail_mass: f64,
+) -> Result<PrivacyLossDistribution> {
+    let (q, (p_cut, q_cut)) = spread(m, lattice);
+    let power = power(&q, lattice, tail_mass)?;
+    let t = lattice.steps as f64;
+    let delta = lattice.delta;
+    let mut atoms = Vec::with_capacity(power.values.len());
+    let mut q_neg_infinity = some_beyond(q_cut, q_cut, t - 1.0) + power.q_below + power.q_above;
+    for i in 0..power.values.len() {
+        let s = (power.bottom + i as u64) as f64 * delta;
+        let q_mass = power.q_upper(i);
+        if s == 0.0 {
+            q_neg_infinity += q_mass;
+            continue;
+        }
+        let ratio = s / t;
+        atoms.push(LossAtom {
+            loss: ratio.ln(),
+            p: ratio * q_mass,
+            q: q_mass,
+        });
+    }
+    let bottom_ratio = power.bottom as f64 * delta / t;
+    let p_infinity =
+        some_beyond(p_cut, q_cut, t - 1.0) + power.p_above + bottom_ratio * power.q_below;
+    let atoms = LossAtoms::from_atoms(atoms, p_infinity, q_neg_infinity);
+    PrivacyLossDistribution::from_atoms(&atoms, Symmetry::Asymmetric, grid_step, Bound::Upper)
+}
+
+fn lower<M: MonotonePrivacyLoss>(
+    m: &M,
+    lattice: &Lattice,
+    grid_step: f64,
+    tail_mass: f64,
+) -> Result<PrivacyLossDistribution> {
+    let cells = landed(m, lattice, grid_step, tail_mass);
+    let power = power(&cells.q, lattice, tail_mass)?;
+    let t = lattice.steps as f64;
+    let delta = lattice.delta;
+    // The true t-fold power lies within [(v − e − w)/(1 + r)^t, (v + e)/(1 − r)^t] for a
+    // computed entry v: e its round-off, w the mass that may have wrapped into it, r the
+    // inputs' relative error.
+    let r = cells.relative_error;
+    let shrink = (-t * r.ln_1p()).exp() * (1.0 - 4.0 * f64::EPSILON);
+    let grow = (-t * (-r).ln_1p()).exp() * (1.0 + 4.0 * f64::EPSILON);
+    let (e, w) = (power.entry_bound, power.wrapped);
+    // (q_upper bounds the power of the computed inputs; `grow` covers their error.)
+    let mut remove = Vec::with_capacity(power.values.len());
+    let mut add = Vec::with_capacity(power.values.len());
+    for (i, &v) in power.values.iter().enumerate() {
+        let s = (power.bottom + i as u64) as f64 * delta;
+        let low = (v - e - w).max(0.0) * shrink;
+        let high = power.q_upper(i) * grow;
+        if low <= 0.0 || s == 0.0 {
+            continue;
+        }
+        // REMOVE: P-mass at most that of the reported sum, ≥ (s(1 − ρ)/t)·Q(s); Q-mass at
+        // least Q(s). Merging such atoms is safe: each merge sits at or below the true
+        // pair's merge of the same outcomes, with at most its P-mass.
+        let p = s * (1.0 - cells.rho) / t * low;
+        remove.push(LossAtom {
+            loss: p.ln() - high.ln(),
+            p,
+            q: high,
+        });
+        // ADD (P and Q exchanged): P-mass at most Q(s), Q-mass at least the REMOVE P-mass,
+        // which is at most (s(1 + η)/t)·Q(s).
+        let q_add = s * (1.0 + cells.eta) / t * high;
+        add.push(LossAtom {
+            loss: low.ln() - q_add.ln(),
+            p: low,
+            q: q_add,
+        });
+    }
+    let remove_pmf = LossAtoms::from_atoms(remove, 0.0, 0.0).lower_pmf(grid_step)?;
+    let add_pmf = LossAtoms::from_atoms(add, 0.0, 0.0).lower_pmf(grid_step)?;
+    PrivacyLossDistribution::from_pmfs(remove_pmf, Some(add_pmf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mechanism::Gaussian;
+    use crate::numeric::normal::cdf;
+
+    /// `E[(B − c)₊]` for `B = e^{μY − μ²/2}`, Y standard normal (the Gaussian mechanism's
+    /// hockey stick at ε = ln c, and `1 − c` for c ≤ 0).
+    fn above(mu: f64, c: f64) -> f64 {
+        if c <= 0.0 {
+            return 1.0 - c;
+        }
+        let y = (c.ln() + 0.5 * mu * mu) / mu;
+        (1.0 - cdf(y - mu)) - c * (1.0 - cdf(y))
+    }
+
+    /// `E[(c − B)₊]` (0 for c ≤ 0).
+    fn below(mu: f64, c: f64) -> f64 {
+        if c <= 0.0 {
+            return 0.0;
+        }
+        let y = (c.ln() + 0.5 * mu * mu) / mu;
+        (c * cdf(y) - cdf(y - mu)).max(0.0)
+    }
+
+    /// Both directions of two-step random allocation, by integrating the second step out in
+    /// closed form and the first by Simpson's rule over y ∈ [−14, 14] (the integrand is
+    /// smooth):
+    /// ```text
+    /// δ_remove(ε) = E_{Y₁}[½·E(B₂ − (2e^ε − B₁))₊],   δ_add(ε) = E_{Y₁}[½e^ε·E((2e^{−ε} − B₁) − B₂)₊]
+    /// ```
+    fn two_steps(mu: f64, epsilon: f64) -> (f64, f64) {
+        let n = 40_000;
+        let (a, b) = (-14.0, 14.0);
+        let h = (b - a) / n as f64;
+        let (mut remove, mut add) = (0.0, 0.0);
+        for i in 0..=n {
+            let y = a + i as f64 * h;
+            let weight = if i == 0 || i == n {
+                1.0
+            } else if i % 2 == 1 {
+                4.0
+            } else {
+                2.0
+            } * h
+                / 3.0
+                * (-0.5 * y * y).exp()
+                / (2.0 * std::f64::consts::PI).sqrt();
+            let b1 = (mu * y - 0.5 * mu * mu).exp();
+            remove += weight * 0.5 * above(mu, 2.0 * epsilon.exp() - b1);
+            add += weight * 0.5 * epsilon.exp() * below(mu, 2.0 * (-epsilon).exp() - b1);
+        }
+        (remove, add)
+    }
+
+    #[test]
+    fn two_steps_are_bracketed_by_both_bounds() {
+        for sigma in [1.5, 2.0, 4.0] {
+            let g = Gaussian::new(sigma, 1.0).unwrap();
+            let upper = epoch_pld(&g, 2, 1e-2, 1e-15, Bound::Upper).unwrap();
+            let lower = epoch_pld(&g, 2, 1e-2, 1e-15, Bound::Lower).unwrap();
+            for epsilon in [0.0, 0.05, 0.2, 0.5, 1.0, 2.0] {
+                let (remove, add) = two_steps(g.mu(), epsilon);
+                let directions = [
+                    (remove, upper.remove(), lower.remove(), "remove"),
+                    (add, upper.add(), lower.add(), "add"),
+                ];
+                for (exact, up, low, name) in directions {
+                    let (up, low) = (
+                        up.delta_for_epsilon(epsilon),
+                        low.delta_for_epsilon(epsilon),
+                    );
+                    let slack = 1e-9 * exact + 1e-13;
+                    assert!(
+                        low <= exact + slack && exact <= up + slack,
+                        "σ {sigma} ε {epsilon} {name}: [{low:e}, {up:e}] misses {exact:e}"
+                    );
+                    // And tight: the grid of 1e-2 leaves a few percent at most.
+                    assert!(
+                        up - low <= 0.05 * exact + 1e-9,
+                        "σ {sigma} ε {epsilon} {name}: [{low:e}, {up:e}] around {exact:e}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn one_step_is_the_mechanism_itself() {
+        let g = Gaussian::new(1.0, 1.0).unwrap();
+        for bound in [Bound::Upper, Bound::Lower] {
+            let epoch = epoch_pld(&g, 1, 1e-3, 1e-15, bound).unwrap();
+            let plain = PrivacyLossDistribution::from_mechanism(
+                &g,
+                Symmetry::Asymmetric,
+                1e-3,
+                1e-15,
+                bound,
+            )
+            .unwrap();
+            assert_eq!(epoch, plain);
+        }
+    }
+
+    /// Many steps: the bracket is narrow, both directions, and it sits below the one-step
+    /// Gaussian (amplification) and above the Gaussian of the summed outputs (a
+    /// post-processing: μ/√t).
+    #[test]
+    fn many_steps_amplify_and_stay_narrow() {
+        let g = Gaussian::new(1.0, 1.0).unwrap();
+        let t = 1000;
+        let upper = epoch_pld(&g, t, 1e-3, 1e-15, Bound::Upper).unwrap();
+        let lower = epoch_pld(&g, t, 1e-3, 1e-15, Bound::Lower).unwrap();
+        let (eu, el) = (upper.epsilon_for_delta(1e-5), lower.epsilon_for_delta(1e-5));
+        assert!(el <= eu && eu - el <= 1e-3 * eu, "[{el}, {eu}]");
+        let single = Gaussian::delta_for_mu(1.0, eu);
+        let summed = Gaussian::delta_for_mu(1.0 / (t as f64).sqrt(), el);
+        assert!(upper.delta_for_epsilon(eu) <= single);
+        assert!(
+            summed <= 1e-5,
+            "the summed outputs alone leak δ = {summed:e} at ε {el}"
+        );
+        for epsilon in [0.0, 0.05, 0.1] {
+            for (u, l) in [(upper.remove(), lower.remove()), (upper.add(), lower.add())] {
+                let (u, l) = (u.delta_for_epsilon(epsilon), l.delta_for_epsilon(epsilon));
+                assert!(l <= u && u - l <= 1e-3 * u, "ε {epsilon}: [{l:e}, {u:e}]");
+            }
+        }
+    }
+
+    #[test]
+    fn zero_steps_are_refused() {
+        let g = Gaussian::new(1.0, 1.0).unwrap();
+        assert!(epoch_pld(&g, 0, 1e-3, 1e-15, Bound::Upper).is_err());
+        assert!(epoch_pld(&g, 10, 1e-3, 0.0, Bound::Upper).is_err());
+        assert!(epoch_pld(&g, 10, f64::NAN, 1e-15, Bound::Lower).is_err());
+    }
+}
