@@ -4,7 +4,8 @@
 //! # The pair
 //! With the per-step REMOVE pair (P, Q) of a mechanism and its loss `L = ln(dP/dQ)`, the
 //! epoch's REMOVE pair is (Feldman & Shenfeld, "Privacy amplification by random allocation",
-//! 2025, for adaptive steps)
+//! 2025; for the Gaussian, the record's contribution at full norm in one direction is the
+//! worst case)
 //! ```text
 //! P_t = (1/t)·Σᵢ Q^{⊗(i−1)} ⊗ P ⊗ Q^{⊗(t−i)},        Q_t = Q^{⊗t}
 //! ```
