@@ -163,10 +163,34 @@ impl GridPmf {
         if k == 0 {
             return Err(Error::invalid("count", 0, "at least 1"));
         }
-        if k == 1 || self.probs.is_empty() {
+        // An upper PMF may carry extra mass at its losses (T > 1: random allocation adds a
+        // round-off allowance to every entry). That is valid, more P-mass at the same losses
+        // never lowers a δ, but it compounds to Tᵏ, past f64 for counts of 10¹⁰. No rescaling
+        // keeps such a PMF an upper bound (one of mass 1 with δ′ ≥ min(δ, 1) at every ε must
+        // put everything at +∞), so past k·ln T > 1 (extra mass above e − 1, a weak bound
+        // anyway) the answer is that one: δ ≡ 1.
+        let total = self.total_mass();
+        if self.bound == Bound::Upper && total > 1.0 + 1e-9 && k as f64 * total.ln() > 1.0 {
+            return Ok(GridPmf::from_parts(
+                self.step,
+                0,
+                vec![0.0],
+                1.0,
+                Bound::Upper,
+            ));
+        }
+        // No finite mass stored (all of it at +∞, or dropped below the loss range): nothing to
+        // convolve, and the tail moments of an all-zero vector would be −∞ (NaN windows).
+        if k == 1 || self.probs.iter().all(|&p| p == 0.0) {
             let mut out = self.clone();
             if k > 1 {
-                out.infinity_mass = power_infinity_mass(0.0, self.infinity_mass, k);
+                let m = self.infinity_mass.min(1.0);
+                out.infinity_mass = match self.bound {
+                    // As in `beyond_limit`: the chance that some run has infinite loss.
+                    Bound::Upper => power_infinity_mass(0.0, self.infinity_mass, k)
+                        .max(power_infinity_mass(1.0 - m, m, k)),
+                    Bound::Lower => power_infinity_mass(0.0, self.infinity_mass, k),
+                };
             }
             return Ok(out);
         }
