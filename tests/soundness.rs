@@ -95,6 +95,8 @@ enum Samp {
     None,
     Poisson(f64),
     Fixed(u64, u64),
+    /// Random allocation: (steps per epoch t, participations k); the count is epochs.
+    Alloc(u64, u64),
 }
 
 #[derive(Clone, Debug)]
@@ -235,6 +237,14 @@ fn draw_event(rng: &mut ChaCha8Rng, replace: bool, cheap: bool) -> Ev {
     let samplable = !matches!(mech, Mech::Mixture { .. } | Mech::PmfPair { .. });
     let samp = if !samplable || rng.gen_bool(0.5) {
         Samp::None
+    } else if !replace && matches!(mech, Mech::Gaussian { .. }) && rng.gen_bool(0.6) {
+        let t = log_uniform_int(rng, 1, 1_000_000);
+        let k = match rng.gen_range(0..10) {
+            0..=5 => 1,
+            6 => t,
+            _ => log_uniform_int(rng, 1, t),
+        };
+        Samp::Alloc(t, k)
     } else if !replace {
         Samp::Poisson(if rng.gen_bool(0.05) {
             1.0
@@ -323,6 +333,10 @@ fn event_json(ev: &Ev) -> Value {
         Samp::Poisson(q) => v["sampling"] = json!({"poisson": q}),
         Samp::Fixed(m, n) => {
             v["sampling"] = json!({"fixed_batch": {"batch_size": m, "dataset_size": n}})
+        }
+        Samp::Alloc(t, k) => {
+            v["sampling"] =
+                json!({"random_allocation": {"steps_per_epoch": t, "participations": k}})
         }
     }
     v["count"] = json!(ev.count);
@@ -435,6 +449,8 @@ fn rate(samp: Samp) -> Option<(f64, bool)> {
         Samp::Poisson(q) => Some((q, false)),
         Samp::Fixed(m, n) if m >= n => None,
         Samp::Fixed(m, n) => Some((m as f64 / n as f64, true)),
+        // Handled apart in `truth_for` (never as an unsampled pair).
+        Samp::Alloc(..) => None,
     }
 }
 
@@ -633,7 +649,30 @@ fn truth_for(case: &Case) -> Truth {
     let mut mu2 = 0.0;
     let mut any_gaussian = false;
     let mut rest = Vec::new();
+    // Random allocation of Gaussian steps (add/remove): k = t is every step, t·count
+    // unsampled runs. For k < t the epoch is at least as leaky as the sum of its t outputs
+    // (a post-processing: N(k·Δ, t·σ²) against N(0, t·σ²)) and at most as leaky as the
+    // record's k steps without amplification (the dominating Gaussian below).
+    let mut allocated = false;
     for ev in &case.events {
+        if let (&Mech::Gaussian { sigma, sens }, Samp::Alloc(t, k)) = (&ev.mech, ev.samp) {
+            if k >= t {
+                mu2 += ev.count as f64 * t as f64 * (sens / sigma).powi(2);
+                any_gaussian = true;
+            } else {
+                allocated = true;
+                let mu = (ev.count as f64).sqrt() * k as f64 * sens / (sigma * (t as f64).sqrt());
+                truth
+                    .lower
+                    .push((format!("allocation sum μ={mu:e}"), gaussian_fn(mu)));
+            }
+        }
+    }
+    for ev in case
+        .events
+        .iter()
+        .filter(|ev| !matches!(ev.samp, Samp::Alloc(..)))
+    {
         match (&ev.mech, rate(ev.samp)) {
             (&Mech::Gaussian { sigma, sens }, None) => {
                 let mu = factor(replace, ev.samp) * sens / sigma;
@@ -648,7 +687,7 @@ fn truth_for(case: &Case) -> Truth {
         truth
             .lower
             .push((format!("gaussian μ={mu:e}"), gaussian_fn(mu)));
-        if rest.is_empty() {
+        if rest.is_empty() && !allocated {
             truth
                 .upper
                 .push((format!("gaussian μ={mu:e}"), gaussian_fn(mu)));
@@ -661,7 +700,7 @@ fn truth_for(case: &Case) -> Truth {
                 .push((format!("{}:{name}", mech_name(&ev.mech)), f));
         }
     }
-    if rest.len() == 1 && !any_gaussian {
+    if rest.len() == 1 && !any_gaussian && !allocated {
         if let Some(f) = exact_event(rest[0], replace) {
             truth.upper.push(("exact".into(), f));
         }
@@ -671,9 +710,14 @@ fn truth_for(case: &Case) -> Truth {
     let mut all_gaussian = true;
     for ev in &case.events {
         let f = factor(replace, ev.samp);
+        // An allocation's record takes part in k steps of each epoch.
+        let runs = match ev.samp {
+            Samp::Alloc(_, k) => k as f64,
+            _ => 1.0,
+        };
         match &ev.mech {
             &Mech::Gaussian { sigma, sens } => {
-                family_mu2 += ev.count as f64 * (f * sens / sigma).powi(2)
+                family_mu2 += ev.count as f64 * runs * (f * sens / sigma).powi(2)
             }
             Mech::Mixture { sigma, sens, .. } => {
                 let c = sens.iter().copied().fold(0.0, f64::max);
@@ -682,7 +726,7 @@ fn truth_for(case: &Case) -> Truth {
             _ => all_gaussian = false,
         }
     }
-    if all_gaussian && case.events.len() + usize::from(any_gaussian) > 1 {
+    if all_gaussian && (case.events.len() + usize::from(any_gaussian) > 1 || allocated) {
         let mu = family_mu2.sqrt();
         truth
             .upper

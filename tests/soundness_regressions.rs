@@ -355,3 +355,48 @@ fn a_huge_power_keeps_its_total_mass() {
     let epsilon = 78.61741858309195;
     check_delta(spec, epsilon, (pair.delta(epsilon).0, 1.0));
 }
+
+/// (Session 8, seed 9191 case 387) Random allocation, σ 1130, t 36075, 1.8e10 epochs: each
+/// epoch's upper PMF carried ~4e-8 of round-off allowance above mass 1, compounded to
+/// overflow by the self-composition (NaN, read as ε = 0). The truth is at least the sum
+/// statistic's Gaussian, μ = √epochs/(σ√t) ≈ 0.63.
+#[test]
+fn random_allocation_many_epochs_of_tiny_steps() {
+    let spec = r#"{"events":[{"count":18188362004,"mechanism":"gaussian","sigma":1129.6770584053568,
+        "sampling":{"random_allocation":{"steps_per_epoch":36075}}}]}"#;
+    let mu = (18188362004f64).sqrt() / (1129.6770584053568 * 36075f64.sqrt());
+    let truth = oracle::invert(&|e| oracle::gaussian_delta(mu, e), 1.9536874371000533e-6);
+    assert!(truth.0 > 2.8, "{truth:?}");
+    check_epsilon(spec, 1.9536874371000533e-6, at_least(truth.0));
+}
+
+/// (Session 8, seed 9191 case 57) Random allocation, σ 80.8, t 3, 2e9 epochs: the same
+/// compounding, a NaN upper δ.
+#[test]
+fn random_allocation_short_epochs_many_times() {
+    let spec = r#"{"events":[{"count":1968664415,"mechanism":"gaussian","sigma":80.81682610512816,
+        "sampling":{"random_allocation":{"steps_per_epoch":3}}}]}"#;
+    let mu = (1968664415f64).sqrt() / (80.81682610512816 * 3f64.sqrt());
+    check_delta(
+        spec,
+        2.6652451790278287e-10,
+        at_least(oracle::gaussian_delta(mu, 2.6652451790278287e-10).0),
+    );
+}
+
+/// (Session 8, seed 9191 case 406) A discrete Laplace whose every loss lies beyond the grid
+/// (6293 nats a run, 2.8e9 runs) left an upper PMF with no finite mass; its self-composition
+/// took the tail moments of an all-zero vector and stored a NaN. Composed with randomized
+/// response, the upper δ was NaN. The truth is at least the discrete Laplace's single run.
+#[test]
+fn all_mass_beyond_the_grid_composes_without_nan() {
+    let spec = r#"{"events":[
+        {"count":2806449877,"mechanism":"discrete_laplace","scale":0.09820069077248383,"sensitivity":618},
+        {"categories":2,"count":1352671,"epsilon":20.290060544068425,"mechanism":"randomized_response"}]}"#;
+    let atoms = dl(0.09820069077248383, 618);
+    check_delta(
+        spec,
+        5.593884030883012e-6,
+        at_least(atoms.delta(5.593884030883012e-6).0),
+    );
+}

@@ -808,6 +808,7 @@ impl Accountant {
     }
 }
 
+mod allocation;
 mod cache;
 mod filters;
 mod ledger;

@@ -1,6 +1,7 @@
 //! The composition regrouped for computing: how a spec's events become the components the
 //! accountant discretizes and composes.
 
+use super::allocation::Allocation;
 use super::*;
 use crate::spec::Shift;
 
@@ -36,6 +37,8 @@ pub(super) enum Component {
         sensitivity: u64,
         pair: IntegerPair,
     },
+    /// One epoch of random allocation (k < t) of Gaussian steps.
+    RandomAllocation(Allocation),
     /// Exact atoms of a finite pair (REMOVE direction), with the lattice their losses lie on
     /// when it is known (every loss an integer multiple of it).
     Atoms {
@@ -73,8 +76,17 @@ impl Plan {
                 },
                 other => other,
             };
-            // Poisson sampling at rate 1 and a batch of the whole dataset are no sampling.
+            // Poisson sampling at rate 1, a batch of the whole dataset and allocation to every
+            // step are no sampling (allocation then counts epochs of t steps each).
+            let mut runs_per_count = 1u64;
             let sampling = match event.sampling.kind {
+                SamplingKind::RandomAllocation {
+                    steps_per_epoch,
+                    participations,
+                } if participations >= steps_per_epoch => {
+                    runs_per_count = steps_per_epoch;
+                    SamplingKind::None
+                }
                 SamplingKind::Poisson(rate) if rate >= 1.0 => SamplingKind::None,
                 SamplingKind::FixedBatch {
                     batch_size,
@@ -90,7 +102,8 @@ impl Plan {
                 (&MechanismKind::Gaussian { sigma, sensitivity }, SamplingKind::None) => {
                     let gaussian =
                         Gaussian::new(sigma, sensitivity.pair_shift(relation)).map_err(located)?;
-                    mu_squared += event.count as f64 * gaussian.mu().powi(2);
+                    mu_squared +=
+                        event.count as f64 * runs_per_count as f64 * gaussian.mu().powi(2);
                     any_unsampled = true;
                     unsampled_events += 1;
                     continue;
@@ -117,6 +130,30 @@ impl Plan {
                     Component::SubsampledGaussian(
                         PoissonSubsampled::new(gaussian, gamma(sampling)).map_err(located)?,
                     )
+                }
+                // Random allocation of k < t steps: counts epochs; its pair in
+                // `allocation.rs`. Add/remove only: one record's contribution Δ.
+                (
+                    &MechanismKind::Gaussian { sigma, sensitivity },
+                    SamplingKind::RandomAllocation {
+                        steps_per_epoch,
+                        participations,
+                    },
+                ) => Component::RandomAllocation(Allocation {
+                    gaussian: Gaussian::new(sigma, sensitivity.per_record()).map_err(located)?,
+                    steps_per_epoch,
+                    participations,
+                }),
+                // The spec refuses these; kept as an error, never a silent unsampled pair.
+                (_, SamplingKind::RandomAllocation { .. }) => {
+                    return Err(Error::Incompatible {
+                        field: field("sampling.random_allocation"),
+                        reason: format!(
+                            "random allocation is accounted for the gaussian mechanism only, \
+                             not {}",
+                            event.mechanism.name()
+                        ),
+                    })
                 }
                 (&MechanismKind::Laplace { scale, sensitivity }, SamplingKind::None) => {
                     Component::Laplace(
@@ -196,13 +233,19 @@ impl Plan {
                     lattice: None,
                 },
             };
+            // Only the Gaussian takes random allocation, and it never reaches a group when
+            // every step is allocated; the product is checked all the same.
+            let count = event.count.checked_mul(runs_per_count).ok_or_else(|| {
+                Error::invalid(
+                    field("count"),
+                    event.count,
+                    &format!("at most {} epochs", u64::MAX / runs_per_count),
+                )
+            })?;
             if let Some(group) = groups.iter_mut().find(|g| g.component == component) {
-                group.count += event.count;
+                group.count += count;
             } else {
-                groups.push(Group {
-                    component,
-                    count: event.count,
-                });
+                groups.push(Group { component, count });
             }
         }
         let gaussian_mu = if any_unsampled {
@@ -454,6 +497,12 @@ pub(super) fn integer_pair(
             sensitivity.integer_pair_shift(relation)?,
             IntegerPair::Poisson(gamma(sampling)),
         ),
+        SamplingKind::RandomAllocation { .. } => {
+            return Err(Error::Incompatible {
+                field: "sampling.random_allocation".into(),
+                reason: "random allocation is accounted for the gaussian mechanism only".into(),
+            })
+        }
     })
 }
 
@@ -490,6 +539,7 @@ impl Component {
             | Component::Mixture(_) => Symmetry::Asymmetric,
             Component::DiscreteGaussian { pair, .. } => pair_symmetry(*pair),
             Component::Atoms { symmetry, .. } => *symmetry,
+            Component::RandomAllocation(_) => Symmetry::Asymmetric,
         }
     }
 
@@ -526,6 +576,7 @@ impl Component {
             Component::Atoms { atoms, .. } => {
                 PrivacyLossDistribution::from_atoms(atoms, symmetry, step, bound)
             }
+            Component::RandomAllocation(allocation) => allocation.pld(bound, step, tail_mass),
         }
     }
 
@@ -539,6 +590,10 @@ impl Component {
             Component::DiscreteGaussian {
                 sigma, sensitivity, ..
             } => gaussian_width(*sensitivity as f64 / sigma),
+            // No wider than the epoch without amplification.
+            Component::RandomAllocation(a) => {
+                gaussian_width(a.gaussian.mu() * (a.participations as f64).sqrt())
+            }
             Component::Atoms { atoms, .. } => {
                 let a = atoms.atoms();
                 match (a.first(), a.last()) {

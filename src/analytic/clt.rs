@@ -89,6 +89,30 @@ pub fn event_moments(
     event: &Event,
     relation: Neighbouring,
 ) -> Result<[LossMoments; 2], NotApplicable> {
+    if let (
+        &MechanismKind::Gaussian { sigma, sensitivity },
+        SamplingKind::RandomAllocation {
+            steps_per_epoch,
+            participations,
+        },
+    ) = (&event.mechanism.kind, event.sampling.kind)
+    {
+        // One epoch as t Poisson-sampled steps at rate k/t (random allocation and Poisson
+        // sampling at rate 1/t agree to leading order, Feldman & Shenfeld 2025); every step
+        // when k = t. An estimate either way.
+        let (t, k) = (steps_per_epoch as f64, participations as f64);
+        let per_step = (sensitivity.per_record() / sigma).powi(2);
+        let mu_squared = if participations >= steps_per_epoch {
+            t * per_step
+        } else {
+            k * k / t * per_step.exp_m1()
+        };
+        let moments = LossMoments {
+            mean: mu_squared / 2.0,
+            variance: mu_squared,
+        };
+        return Ok([moments; 2]);
+    }
     if let (&MechanismKind::Gaussian { sigma, sensitivity }, SamplingKind::Poisson(rate)) =
         (&event.mechanism.kind, event.sampling.kind)
     {
@@ -256,6 +280,11 @@ impl OutcomePair {
                     )
                 }
             }
+            SamplingKind::RandomAllocation { .. } => {
+                return Err(NotApplicable::new(
+                    "no CLT estimate for random allocation of this mechanism",
+                ))
+            }
         };
         Ok(Self::on_points(noise, shift, &p, &q))
     }
@@ -326,6 +355,9 @@ impl OutcomePair {
             }),
             SamplingKind::FixedBatch { .. } => Err(NotApplicable::new(
                 "no CLT estimate for randomized response with fixed-batch sampling",
+            )),
+            SamplingKind::RandomAllocation { .. } => Err(NotApplicable::new(
+                "no CLT estimate for randomized response with random allocation",
             )),
         }
     }

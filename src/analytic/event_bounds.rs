@@ -133,6 +133,12 @@ pub fn approximate_dp(event: &Event, relation: Neighbouring) -> Result<ApproxDp,
             batch_size,
             dataset_size,
         } => amplified(base, batch_size as f64 / dataset_size as f64),
+        SamplingKind::RandomAllocation { .. } => {
+            return Err(NotApplicable::new(
+                "the composition theorems take no random allocation (only the gaussian is \
+                 allocated, and it has no pure ε)",
+            ))
+        }
     })
 }
 
@@ -154,7 +160,17 @@ pub fn approximate_dp(event: &Event, relation: Neighbouring) -> Result<ApproxDp,
 /// Bun & Steinke, TCC 2016, Props 1.3–1.4; Canonne, Kamath & Steinke, NeurIPS 2020 (discrete
 /// Gaussian, Thm 4).
 pub fn zcdp(event: &Event, relation: Neighbouring) -> Result<(f64, f64), NotApplicable> {
-    // Poisson sampling at rate 1 includes every record: the unsampled pair.
+    // Poisson sampling at rate 1 includes every record: the unsampled pair. Random
+    // allocation is bounded without amplification: the record's k steps of an epoch
+    // composed (ρ adds up), whatever the other steps do.
+    if let (
+        &MechanismKind::Gaussian { sigma, sensitivity },
+        SamplingKind::RandomAllocation { participations, .. },
+    ) = (&event.mechanism.kind, event.sampling.kind)
+    {
+        let rho = super::zcdp::gaussian_rho(sigma / sensitivity.pair_shift(relation));
+        return Ok((participations as f64 * rho, 0.0));
+    }
     let unsampled = matches!(event.sampling.kind, SamplingKind::None)
         || matches!(event.sampling.kind, SamplingKind::Poisson(rate) if rate >= 1.0);
     if !unsampled {
@@ -248,6 +264,12 @@ pub fn rdp_curve(
                     )
                 })
             }
+            // Without amplification: the record's k steps of the epoch composed.
+            SamplingKind::RandomAllocation { participations, .. } => {
+                let multiplier = sigma / sensitivity.pair_shift(relation);
+                let k = participations as f64;
+                RdpCurve::from_fn(orders, |a| k * rdp_mechanisms::gaussian(a, multiplier))
+            }
         });
     }
     // The other mechanisms: an unsampled curve under the relation's sensitivity, subsampled
@@ -293,6 +315,10 @@ pub fn rdp_curve(
         }
         SamplingKind::FixedBatch { .. } => Err(NotApplicable::new(format!(
             "RDP for sampling without replacement is implemented for the Gaussian only, not {}",
+            event.mechanism.name()
+        ))),
+        SamplingKind::RandomAllocation { .. } => Err(NotApplicable::new(format!(
+            "random allocation is accounted for the Gaussian only, not {}",
             event.mechanism.name()
         ))),
     }

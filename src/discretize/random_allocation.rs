@@ -443,6 +443,10 @@ fn upper<M: MonotonePrivacyLoss>(
     let p_infinity =
         some_beyond(p_cut, q_cut, t - 1.0) + power.p_above + bottom_ratio * power.q_below;
     let atoms = LossAtoms::from_atoms(atoms, p_infinity, q_neg_infinity);
+    // The round-off allowances put the total a little above 1: more mass at the same losses
+    // never lowers a δ, of this epoch or of any composition (every δ is a sum of masses
+    // times non-negative weights); self-composition stops the compounding where it would
+    // overflow (`GridPmf::self_compose_tilted`).
     PrivacyLossDistribution::from_atoms(&atoms, Symmetry::Asymmetric, grid_step, Bound::Upper)
 }
 

@@ -44,10 +44,12 @@ pub(super) fn check_in_range(name: &str, x: f64, low: f64, high: f64) -> Result<
 }
 
 pub(super) fn whole_requirement(min: u64, max: u64) -> String {
-    if max == MAX_COUNT {
+    if max == MAX_COUNT && min == 1 {
         COUNT_REQUIREMENT.into()
-    } else {
+    } else if max == u64::MAX {
         format!("a whole number ≥ {min}")
+    } else {
+        format!("a whole number from {min} to {max}")
     }
 }
 

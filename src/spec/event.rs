@@ -101,6 +101,14 @@ impl Event {
                         .into(),
                 })
             }
+            (SamplingKind::RandomAllocation { .. }, Neighbouring::Replace) => {
+                return Err(Error::Incompatible {
+                    field: "sampling.random_allocation".into(),
+                    reason: "random allocation is accounted under \"add_remove\" neighbouring \
+                             (the relation its worst-case pair is proven for)"
+                        .into(),
+                })
+            }
             (SamplingKind::FixedBatch { .. }, Neighbouring::AddRemove) => {
                 return Err(Error::Incompatible {
                     field: "sampling.fixed_batch".into(),

@@ -262,7 +262,7 @@ pub(super) fn parse_sampling(value: &Value) -> Result<Sampling> {
         Error::invalid(
             "sampling",
             Value::Object(object.clone()),
-            "exactly one of \"poisson\" or \"fixed_batch\"",
+            "exactly one of \"poisson\", \"fixed_batch\" or \"random_allocation\"",
         )
     };
     if object.len() != 1 {
@@ -293,6 +293,43 @@ pub(super) fn parse_sampling(value: &Value) -> Result<Sampling> {
             }
         };
         return Sampling::fixed_batch(whole("batch_size")?, whole("dataset_size")?);
+    }
+    if let Some(allocation) = object.get("random_allocation") {
+        let field = "sampling.random_allocation";
+        let allocation = allocation.as_object().ok_or_else(|| {
+            Error::invalid(
+                field,
+                allocation,
+                "{\"steps_per_epoch\": t, \"participations\": k} (k optional, default 1)",
+            )
+        })?;
+        reject_unknown_keys(allocation, &["steps_per_epoch", "participations"])
+            .map_err(|e| relocate(e, field))?;
+        let steps_name = format!("{field}.steps_per_epoch");
+        let steps = match allocation.get("steps_per_epoch") {
+            None | Some(Value::Null) => {
+                return Err(Error::MissingParameter {
+                    name: steps_name,
+                    hint: "give the number of steps in one epoch (batches per pass over the \
+                           data)"
+                        .into(),
+                })
+            }
+            Some(value) => json_whole(value, &steps_name, 1, MAX_STEPS_PER_EPOCH)?,
+        };
+        // Participations default to 1 (balls-in-bins), as documented; an explicit null is
+        // refused rather than read as the default.
+        let participations = match allocation.get("participations") {
+            None => 1,
+            Some(Value::Null) => {
+                return Err(null_default(
+                    &format!("{field}.participations"),
+                    "1 (balls-in-bins)",
+                ))
+            }
+            Some(value) => json_whole(value, &format!("{field}.participations"), 1, u64::MAX)?,
+        };
+        return Sampling::random_allocation(steps, participations);
     }
     Err(exactly_one())
 }

@@ -64,9 +64,14 @@
 //!
 //! - `neighbouring`: `"add_remove"` (the default) or `"replace"`.
 //! - `count`: how many times the event runs, a whole number in [1, 10¹²] (default 1).
-//! - `sampling` (optional): `{"poisson": q}` with 0 < q ≤ 1 (needs `"add_remove"`), or
+//! - `sampling` (optional): `{"poisson": q}` with 0 < q ≤ 1 (needs `"add_remove"`),
 //!   `{"fixed_batch": {"batch_size": m, "dataset_size": n}}`, 1 ≤ m ≤ n, a uniformly random
-//!   batch drawn without replacement (needs `"replace"`, additive noise only).
+//!   batch drawn without replacement (needs `"replace"`, additive noise only), or
+//!   `{"random_allocation": {"steps_per_epoch": t, "participations": k}}`, 1 ≤ k ≤ t ≤ 10¹²
+//!   (k optional, default 1): in every epoch of t steps each record takes part in exactly k
+//!   of them, chosen uniformly at random; k = 1 is balls-in-bins batching (needs
+//!   `"add_remove"`, Gaussian noise only). With random allocation `count` is the number of
+//!   epochs.
 //! - The mechanisms and their parameters:
 //!
 //! | mechanism | parameters |
@@ -159,8 +164,9 @@ const MECHANISMS: [&str; 8] = [
 const POSITIVE: &str = "a finite number > 0";
 const COUNT_REQUIREMENT: &str = "a whole number ≥ 1 (at most 10^12)";
 const RATE_REQUIREMENT: &str = "a number in (0, 1]";
-const SAMPLING_REQUIREMENT: &str =
-    "{\"poisson\": q} or {\"fixed_batch\": {\"batch_size\": m, \"dataset_size\": n}}";
+const SAMPLING_REQUIREMENT: &str = "{\"poisson\": q}, {\"fixed_batch\": {\"batch_size\": m, \
+     \"dataset_size\": n}} or {\"random_allocation\": {\"steps_per_epoch\": t, \
+     \"participations\": k}}";
 
 // ---------------------------------------------------------------------------------------------
 // Neighbouring

@@ -11,16 +11,28 @@ pub(crate) enum SamplingKind {
     Poisson(f64),
     /// A uniformly random batch of `batch_size` out of `dataset_size` records.
     FixedBatch { batch_size: u64, dataset_size: u64 },
+    /// Each record in exactly `participations` of every `steps_per_epoch` steps, chosen
+    /// uniformly at random; the event's count is the number of epochs.
+    RandomAllocation {
+        steps_per_epoch: u64,
+        participations: u64,
+    },
 }
 
+/// Most steps per epoch of random allocation.
+pub const MAX_STEPS_PER_EPOCH: u64 = 1_000_000_000_000;
+
 /// How the records entering an event are chosen: every record ([`Sampling::none`], the
-/// default), Poisson sampling ([`Sampling::poisson`], add/remove neighbouring) or a uniformly
+/// default), Poisson sampling ([`Sampling::poisson`], add/remove neighbouring), a uniformly
 /// random fixed batch drawn without replacement ([`Sampling::fixed_batch`], replace
-/// neighbouring, additive noise only).
+/// neighbouring, additive noise only) or random allocation ([`Sampling::random_allocation`],
+/// balls-in-bins batching: add/remove neighbouring, Gaussian noise, the event's count is the
+/// number of epochs).
 ///
-/// serde writes it as the event's `sampling` value: `{"poisson": q}` or
-/// `{"fixed_batch": {"batch_size": m, "dataset_size": n}}`, and no sampling as `null` (an
-/// event leaves the key out instead).
+/// serde writes it as the event's `sampling` value: `{"poisson": q}`,
+/// `{"fixed_batch": {"batch_size": m, "dataset_size": n}}` or
+/// `{"random_allocation": {"steps_per_epoch": t, "participations": k}}`, and no sampling as
+/// `null` (an event leaves the key out instead).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sampling {
     pub(crate) kind: SamplingKind,
@@ -82,13 +94,61 @@ impl Sampling {
         })
     }
 
-    /// `"none"`, `"poisson"` or `"fixed_batch"`.
+    /// Random allocation: in every epoch of `steps_per_epoch` steps, each record takes part
+    /// in exactly `participations` of them, chosen uniformly at random (Feldman & Shenfeld,
+    /// "Privacy amplification by random allocation", 2025). `participations = 1` is
+    /// balls-in-bins batching: every record lands in one batch of the epoch. An event with
+    /// this sampling counts epochs, not steps.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming `sampling.random_allocation.steps_per_epoch` unless
+    /// 1 ≤ t ≤ [`MAX_STEPS_PER_EPOCH`], or `.participations` unless 1 ≤ k ≤ t.
+    pub fn random_allocation(steps_per_epoch: u64, participations: u64) -> Result<Self> {
+        let t = check_whole(
+            "sampling.random_allocation.steps_per_epoch",
+            steps_per_epoch,
+            1,
+            MAX_STEPS_PER_EPOCH,
+        )?;
+        let k = check_whole(
+            "sampling.random_allocation.participations",
+            participations,
+            1,
+            t,
+        )?;
+        Ok(Sampling {
+            kind: SamplingKind::RandomAllocation {
+                steps_per_epoch: t,
+                participations: k,
+            },
+        })
+    }
+
+    /// `"none"`, `"poisson"`, `"fixed_batch"` or `"random_allocation"`.
     pub fn name(&self) -> &'static str {
         match self.kind {
             SamplingKind::None => "none",
             SamplingKind::Poisson(_) => "poisson",
             SamplingKind::FixedBatch { .. } => "fixed_batch",
+            SamplingKind::RandomAllocation { .. } => "random_allocation",
         }
+    }
+
+    /// `(steps_per_epoch, participations)` of random allocation.
+    pub fn random_allocation_steps(&self) -> Option<(u64, u64)> {
+        match self.kind {
+            SamplingKind::RandomAllocation {
+                steps_per_epoch,
+                participations,
+            } => Some((steps_per_epoch, participations)),
+            _ => None,
+        }
+    }
+
+    /// Whether the event's count is a number of epochs (random allocation) rather than of
+    /// runs.
+    pub fn counts_epochs(&self) -> bool {
+        matches!(self.kind, SamplingKind::RandomAllocation { .. })
     }
 
     /// Whether every record takes part.
@@ -124,6 +184,15 @@ impl Sampling {
                 dataset_size,
             } => serde_json::json!({
                 "fixed_batch": {"batch_size": batch_size, "dataset_size": dataset_size}
+            }),
+            SamplingKind::RandomAllocation {
+                steps_per_epoch,
+                participations,
+            } => serde_json::json!({
+                "random_allocation": {
+                    "steps_per_epoch": steps_per_epoch,
+                    "participations": participations
+                }
             }),
         }
     }
@@ -163,6 +232,17 @@ pub(super) fn check_sampling_applies(mechanism: &MechanismSpec, sampling: Sampli
                 "sampling without replacement is accounted for additive-noise mechanisms \
                  (gaussian, laplace, discrete_laplace, discrete_gaussian), not {name}; \
                  for a generic mechanism state its amplified guarantee as eps_delta"
+            ),
+        }),
+        SamplingKind::RandomAllocation { .. }
+            if matches!(mechanism.kind, MechanismKind::Gaussian { .. }) =>
+        {
+            Ok(())
+        }
+        SamplingKind::RandomAllocation { .. } => Err(Error::Incompatible {
+            field: "sampling.random_allocation".into(),
+            reason: format!(
+                "random allocation is accounted for the gaussian mechanism only, not {name}"
             ),
         }),
     }

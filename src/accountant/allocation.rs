@@ -1,0 +1,150 @@
+//! One epoch of random allocation with Gaussian noise, as the accountant composes it: the
+//! certified pair of [`crate::discretize::random_allocation`] where it applies, and the
+//! weaker bounds that hold everywhere where it does not.
+//!
+//! With t steps per epoch and k participations per record:
+//! - k = t is no sampling at all (every record in every step): the plan merges it into the
+//!   analytic Gaussian and never gets here.
+//! - k = 1 (balls-in-bins): the epoch's PLD in both bounds from the law of the sum of the t
+//!   steps' likelihood ratios.
+//! - 1 < k < t, upper bound: the steps split into k blocks of ⌊t/k⌋ or ⌈t/k⌉ steps, one
+//!   participation in each: k − r allocations of one out of ⌊t/k⌋ composed with r of one
+//!   out of ⌊t/k⌋ + 1 (r = t mod k). Feldman & Shenfeld (2025) reduce k > 1 to k = 1 this
+//!   way, and their package PLD_accounting 2.0 accounts k > 1 with exactly this split.
+//!   Lower bound: the post-processing that reports only the sum of the epoch's t outputs, a
+//!   Gaussian with μ = kΔ/(σ√t): valid but far from tight, so the bracket is wide for these
+//!   k (no tight lower bound for 1 < k < t is known to us; PLD_accounting's lower bound for
+//!   k > 1 is one of the split, not of the allocation).
+//!
+//! Two fallbacks keep every answer finite and honest:
+//! - Upper: the epoch without amplification (the record's k steps composed, Gaussian
+//!   μ = √k·Δ/σ) bounds every allocation. It is used instead of the allocation's PLD when it
+//!   is at least as small at every checked ε (heavy-tailed steps, σ well below 1, where the
+//!   allocation's lattice is too coarse to help), or when the allocation's construction
+//!   fails (a window beyond the size limits, losses beyond its range).
+//! - Lower: the sum statistic above when it is at least as large at every checked ε, or
+//!   when the allocation's lower bound cannot be built.
+//!
+//! Choosing between two valid bounds by a rule that does not look at the answer being
+//! bounded keeps the chosen one valid.
+
+use super::*;
+use crate::discretize::random_allocation::epoch_pld;
+
+/// One epoch of random allocation of Gaussian steps (`t` steps, `k` participations, k < t).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Allocation {
+    pub(super) gaussian: Gaussian,
+    pub(super) steps_per_epoch: u64,
+    pub(super) participations: u64,
+}
+
+/// The ε at which the upper candidates are compared (nats).
+const COMPARED_EPSILONS: [f64; 6] = [0.0, 0.25, 0.5, 1.0, 2.0, 4.0];
+
+impl Allocation {
+    /// The epoch's PLD in one bound (both directions), on the grid of step `step`.
+    pub(super) fn pld(
+        &self,
+        bound: Bound,
+        step: f64,
+        tail_mass: f64,
+    ) -> Result<PrivacyLossDistribution> {
+        match bound {
+            Bound::Upper => self.upper(step, tail_mass),
+            Bound::Lower => self.lower(step, tail_mass),
+        }
+    }
+
+    /// The per-step Gaussian composed k times: the epoch without amplification.
+    fn without_amplification(&self) -> Result<Gaussian> {
+        Gaussian::new(
+            self.gaussian.sigma(),
+            self.gaussian.sensitivity() * (self.participations as f64).sqrt(),
+        )
+    }
+
+    /// The sum of the epoch's t outputs: `N(kΔ, tσ²)` against `N(0, tσ²)`.
+    fn sum_statistic(&self) -> Result<Gaussian> {
+        Gaussian::new(
+            self.gaussian.sigma() * (self.steps_per_epoch as f64).sqrt(),
+            self.gaussian.sensitivity() * self.participations as f64,
+        )
+    }
+
+    fn upper(&self, step: f64, tail_mass: f64) -> Result<PrivacyLossDistribution> {
+        let plain = PrivacyLossDistribution::from_mechanism(
+            &self.without_amplification()?,
+            Symmetry::Asymmetric,
+            step,
+            tail_mass,
+            Bound::Upper,
+        )?;
+        let allocated = self.split_into_single_allocations(step, tail_mass);
+        // Any failure of the allocation's construction (a window beyond the size limits, a
+        // step whose losses exceed its range) leaves the plain bound, which always holds.
+        let Ok(allocated) = allocated else {
+            return Ok(plain);
+        };
+        let no_better = COMPARED_EPSILONS
+            .iter()
+            .all(|&e| plain.delta_for_epsilon(e) <= allocated.delta_for_epsilon(e));
+        Ok(if no_better { plain } else { allocated })
+    }
+
+    /// The upper bound of k-out-of-t allocation as single allocations: with `m = ⌊t/k⌋` and
+    /// `r = t − k·m`, `k − r` allocations of one out of m steps composed with r of one out of
+    /// m + 1 (k = 1: the epoch itself).
+    fn split_into_single_allocations(
+        &self,
+        step: f64,
+        tail_mass: f64,
+    ) -> Result<PrivacyLossDistribution> {
+        let (t, k) = (self.steps_per_epoch, self.participations);
+        let (m, r) = (t / k, t % k);
+        let share = tail_mass / 4.0 / k as f64;
+        let part = |steps: u64, count: u64| -> Result<PrivacyLossDistribution> {
+            let one = epoch_pld(&self.gaussian, steps, step, share, Bound::Upper)?;
+            if count == 1 {
+                Ok(one)
+            } else {
+                one.self_compose(count, tail_mass / 4.0)
+            }
+        };
+        let shorter = part(m, k - r)?;
+        if r == 0 {
+            return Ok(shorter);
+        }
+        shorter.compose(&part(m + 1, r)?, tail_mass / 4.0)
+    }
+
+    fn lower(&self, step: f64, tail_mass: f64) -> Result<PrivacyLossDistribution> {
+        let sum = || {
+            PrivacyLossDistribution::from_mechanism(
+                &self.sum_statistic()?,
+                Symmetry::Asymmetric,
+                step,
+                tail_mass,
+                Bound::Lower,
+            )
+        };
+        if self.participations > 1 {
+            return sum();
+        }
+        let allocated = match epoch_pld(
+            &self.gaussian,
+            self.steps_per_epoch,
+            step,
+            tail_mass,
+            Bound::Lower,
+        ) {
+            Ok(pld) => pld,
+            Err(_) => return sum(),
+        };
+        let sum = sum()?;
+        let no_better = COMPARED_EPSILONS
+            .iter()
+            .all(|&e| sum.delta_for_epsilon(e) >= allocated.delta_for_epsilon(e));
+        Ok(if no_better { sum } else { allocated })
+    }
+}

@@ -1,0 +1,203 @@
+//! Random allocation (`{"random_allocation": {"steps_per_epoch": t, "participations": k}}`)
+//! through the spec and the accountant.
+//!
+//! What is independent of the code under test:
+//! - k = t (every record in every step) and t = 1 are plain compositions of t·epochs
+//!   Gaussian steps: the closed form of `analytic_gaussian`.
+//! - For k < t every epoch lies between two Gaussians (both proven, module docs of the
+//!   accountant's allocation): it is at least as leaky as the sum of its t outputs,
+//!   `N(kΔ, tσ²)` against `N(0, tσ²)` (a post-processing), and at most as leaky as the
+//!   record's k steps without amplification. Every answer must lie between them.
+//! - One epoch of k = 1 against the two-step closed form is tested beside the construction
+//!   (`discretize::random_allocation`).
+
+use pld_accountant::mechanism::analytic_gaussian;
+use pld_accountant::{Accountant, AccountantOptions, CompositionSpec, Error, Sampling};
+
+fn spec(sigma: f64, t: u64, k: u64, epochs: u64) -> CompositionSpec {
+    CompositionSpec::from_json_str(&format!(
+        r#"{{"events": [{{"mechanism": "gaussian", "sigma": {sigma},
+            "sampling": {{"random_allocation": {{"steps_per_epoch": {t}, "participations": {k}}}}},
+            "count": {epochs}}}]}}"#
+    ))
+    .unwrap()
+}
+
+fn epsilon(spec: &CompositionSpec, delta: f64) -> (f64, f64) {
+    let a = Accountant::new(spec, AccountantOptions::default())
+        .unwrap()
+        .epsilon_for_delta(delta)
+        .unwrap();
+    (a.epsilon.lower, a.epsilon.upper)
+}
+
+/// ε(δ) of the Gaussian with this μ, in closed form: (lower, upper) around the exact value.
+fn gaussian_epsilon(mu: f64, delta: f64) -> (f64, f64) {
+    let b = analytic_gaussian::epsilon_for_delta(mu, delta);
+    (b.lower, b.upper)
+}
+
+#[test]
+fn the_spec_reads_and_writes_random_allocation() {
+    let s = spec(1.0, 100, 3, 7);
+    let event = &s.events()[0];
+    assert_eq!(event.sampling().random_allocation_steps(), Some((100, 3)));
+    assert!(event.sampling().counts_epochs());
+    assert_eq!(event.sampling().name(), "random_allocation");
+    let text = s.to_json_value().to_string();
+    assert!(
+        text.contains(r#""random_allocation":{"participations":3,"steps_per_epoch":100}"#)
+            || text.contains(r#""random_allocation":{"steps_per_epoch":100,"participations":3}"#)
+    );
+    assert_eq!(CompositionSpec::from_json_str(&text).unwrap(), s);
+    // Participations default to 1.
+    let one = CompositionSpec::from_json_str(
+        r#"{"events": [{"mechanism": "gaussian", "sigma": 1,
+            "sampling": {"random_allocation": {"steps_per_epoch": 10}}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        one.events()[0].sampling().random_allocation_steps(),
+        Some((10, 1))
+    );
+    assert_eq!(
+        Sampling::random_allocation(10, 1).unwrap(),
+        one.events()[0].sampling()
+    );
+}
+
+#[test]
+fn bad_allocations_are_refused_by_name() {
+    let refused = |sampling: &str, extra: &str| {
+        let text = format!(
+            r#"{{{extra}"events": [{{"mechanism": "gaussian", "sigma": 1, "sampling": {sampling}}}]}}"#
+        );
+        CompositionSpec::from_json_str(&text)
+            .unwrap_err()
+            .to_string()
+    };
+    let cases = [
+        (
+            r#"{"random_allocation": {"steps_per_epoch": 0}}"#,
+            "",
+            "steps_per_epoch",
+        ),
+        (r#"{"random_allocation": {}}"#, "", "steps_per_epoch"),
+        (
+            r#"{"random_allocation": {"steps_per_epoch": 10, "participations": 11}}"#,
+            "",
+            "participations",
+        ),
+        (
+            r#"{"random_allocation": {"steps_per_epoch": 10, "participations": 0}}"#,
+            "",
+            "participations",
+        ),
+        (
+            r#"{"random_allocation": {"steps_per_epoch": 10, "participations": null}}"#,
+            "",
+            "participations",
+        ),
+        (
+            r#"{"random_allocation": {"steps_per_epoch": 10, "batch": 3}}"#,
+            "",
+            "batch",
+        ),
+        (r#"{"random_allocation": 10}"#, "", "random_allocation"),
+        (
+            r#"{"random_allocation": {"steps_per_epoch": 1e13}}"#,
+            "",
+            "steps_per_epoch",
+        ),
+        (
+            r#"{"random_allocation": {"steps_per_epoch": 10}}"#,
+            r#""neighbouring": "replace", "#,
+            "add_remove",
+        ),
+    ];
+    for (sampling, extra, named) in cases {
+        let message = refused(sampling, extra);
+        assert!(message.contains(named), "{sampling}: {message}");
+    }
+    let laplace = CompositionSpec::from_json_str(
+        r#"{"events": [{"mechanism": "laplace", "scale": 1,
+            "sampling": {"random_allocation": {"steps_per_epoch": 10}}}]}"#,
+    )
+    .unwrap_err();
+    assert!(matches!(laplace, Error::Incompatible { .. }), "{laplace}");
+    assert!(Sampling::random_allocation(0, 1).is_err());
+    assert!(Sampling::random_allocation(5, 6).is_err());
+}
+
+#[test]
+fn every_step_allocated_is_the_plain_gaussian_composition() {
+    for (sigma, t, epochs) in [(1.0, 50, 3), (2.0, 1, 10), (0.7, 1000, 1000), (30.0, 7, 1)] {
+        let (lower, upper) = epsilon(&spec(sigma, t, t, epochs), 1e-5);
+        let exact = gaussian_epsilon(((t * epochs) as f64).sqrt() / sigma, 1e-5);
+        assert!(
+            lower <= exact.1 && exact.0 <= upper && upper - lower <= 1e-9 * exact.1.max(1.0),
+            "σ {sigma} t {t} epochs {epochs}: [{lower}, {upper}] vs {exact:?}"
+        );
+    }
+}
+
+#[test]
+fn balls_in_bins_is_narrow_and_between_its_two_gaussians() {
+    // The speed target's case: σ 1, t 1000, k 1, 10 epochs.
+    let (lower, upper) = epsilon(&spec(1.0, 1000, 1, 10), 1e-5);
+    let sum = gaussian_epsilon((10.0f64 / 1000.0).sqrt(), 1e-5).0;
+    let plain = gaussian_epsilon(10.0f64.sqrt(), 1e-5).1;
+    assert!(sum <= lower && lower <= upper && upper <= plain);
+    assert!(upper - lower <= 1e-3 * upper, "[{lower}, {upper}]");
+    // Amplification is real: far below the plain bound.
+    assert!(upper < 0.1 * plain, "{upper} vs {plain}");
+}
+
+#[test]
+fn every_allocation_lies_between_its_two_gaussians() {
+    let cases = [
+        (1.0, 1000, 1, 10),
+        (2.0, 100, 1, 1),
+        (1.0, 100, 5, 10),
+        (2.0, 1000, 10, 3),
+        (1.0, 10, 9, 2),
+        (0.05, 1000, 1, 2),
+        (5.0, 1_000_000_000_000, 1, 1),
+        (1.0, 1_000_000, 1, 1_000_000_000_000),
+        (100.0, 2, 1, 1),
+    ];
+    for (sigma, t, k, epochs) in cases {
+        // Steps with σ well below 1 cost seconds a query (the plain bound wins there).
+        let deltas: &[f64] = if sigma < 0.5 {
+            &[1e-5]
+        } else {
+            &[1e-3, 1e-5, 1e-10]
+        };
+        for &delta in deltas {
+            let (lower, upper) = epsilon(&spec(sigma, t, k, epochs), delta);
+            let e = epochs as f64;
+            let sum = gaussian_epsilon(e.sqrt() * k as f64 / (sigma * (t as f64).sqrt()), delta).0;
+            let plain = gaussian_epsilon((e * k as f64).sqrt() / sigma, delta).1;
+            let slack = 1e-9 * plain.max(1.0);
+            // Grids hold losses up to 700 nats: beyond, the upper bound is +∞.
+            assert!(
+                lower.is_finite() && (upper.is_finite() || plain > 500.0),
+                "σ {sigma} t {t} k {k} epochs {epochs} δ {delta}: [{lower}, {upper}]"
+            );
+            assert!(
+                sum <= upper + slack && lower <= plain + slack && lower <= upper,
+                "σ {sigma} t {t} k {k} epochs {epochs} δ {delta}: [{lower}, {upper}] vs \
+                 sum {sum}, plain {plain}"
+            );
+            // The fallbacks keep the bracket within the two Gaussians' (to grid precision;
+            // grids hold losses up to 700 nats, beyond which an upper bound is +∞).
+            let representable = plain < 500.0;
+            assert!(
+                (!representable || upper <= plain * (1.0 + 1e-2) + 1e-2)
+                    && (sum > 100.0 || lower + 1e-2 >= sum * (1.0 - 1e-2)),
+                "σ {sigma} t {t} k {k} epochs {epochs} δ {delta}: [{lower}, {upper}] vs \
+                 sum {sum}, plain {plain}"
+            );
+        }
+    }
+}
