@@ -113,6 +113,8 @@ pub const ZCDP: &str = "zcdp";
 pub const OPTIMAL_COMPOSITION: &str = "optimal_composition";
 /// Method name of the CLT row.
 pub const CLT_ESTIMATE: &str = "clt_estimate";
+/// Method name of the row "what Poisson accounting would claim" (non-Poisson sampling only).
+pub const POISSON_CLAIM: &str = "poisson_claim";
 
 /// Run every accountant on `spec` at `delta`.
 ///
@@ -160,7 +162,73 @@ pub fn compare(
         let estimate = clt::estimate(spec, delta)?;
         Ok((estimate.epsilon, format!("μ = {:.6}", estimate.mu)))
     });
+    if let Some((poisson, how)) = poisson_counterpart(spec) {
+        comparison.push(POISSON_CLAIM, Kind::Estimate, || {
+            let answer = Accountant::new(&poisson, options)
+                .and_then(|a| a.epsilon_for_delta(delta))
+                .map_err(|e| NotApplicable::new(e.to_string()))?;
+            Ok((
+                answer.epsilon.upper,
+                format!(
+                    "NOT a guarantee for this sampling: the PLD upper bound of {how}, what \
+                     accounting as if batches were Poisson-sampled would claim"
+                ),
+            ))
+        });
+    }
     Ok(comparison)
+}
+
+/// The composition as Poisson accounting would see it, when its sampling is not Poisson:
+/// random allocation of k of t steps becomes Poisson sampling at rate k/t over t steps per
+/// epoch; fixed batches of B out of N (every event, Gaussian, under replace-one) become
+/// Poisson sampling at rate B/N under add/remove, Opacus' accounting of a fixed-size loader.
+/// `None` when every event is already Poisson-sampled or unsampled, or for mixes this does
+/// not cover.
+fn poisson_counterpart(spec: &CompositionSpec) -> Option<(CompositionSpec, String)> {
+    let allocation = spec
+        .events
+        .iter()
+        .any(|e| e.sampling.random_allocation_steps().is_some());
+    let batches = spec.events.iter().all(|e| e.sampling.batch().is_some())
+        && spec.neighbouring == crate::spec::Neighbouring::Replace;
+    if allocation {
+        let mut events = Vec::with_capacity(spec.events.len());
+        for event in &spec.events {
+            events.push(match event.sampling.random_allocation_steps() {
+                Some((t, k)) => crate::spec::Event::new(event.mechanism.clone())
+                    .poisson(k as f64 / t as f64)
+                    .ok()?
+                    .repeat(event.count.checked_mul(t)?)
+                    .ok()?,
+                None => event.clone(),
+            });
+        }
+        let poisson = CompositionSpec::new(spec.neighbouring, events).ok()?;
+        return Some((
+            poisson,
+            "Poisson sampling at rate k/t over t steps per epoch".into(),
+        ));
+    }
+    if batches {
+        let mut events = Vec::with_capacity(spec.events.len());
+        for event in &spec.events {
+            let (b, n) = event.sampling.batch()?;
+            events.push(
+                crate::spec::Event::new(event.mechanism.clone())
+                    .poisson(b as f64 / n as f64)
+                    .ok()?
+                    .repeat(event.count)
+                    .ok()?,
+            );
+        }
+        let poisson = CompositionSpec::new(crate::spec::Neighbouring::AddRemove, events).ok()?;
+        return Some((
+            poisson,
+            "Poisson sampling at rate B/N under add/remove".into(),
+        ));
+    }
+    None
 }
 
 /// One analytic method's answer: ε and how it was obtained, or why it does not apply.

@@ -1208,6 +1208,114 @@ fn bad_rows() -> Vec<Bad> {
             ],
             &["--batch-size", "0"],
         ),
+        // --sampling: each scheme's refusals name the flag and the reason.
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling",
+                "shuffle",
+                "--batch-size",
+                "600",
+                "--dataset-size",
+                "60000",
+                "--epochs",
+                "1",
+                "--delta",
+                "1e-5",
+            ],
+            &["--sampling", "shuffle", "not accounted yet"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling",
+                "truncated-poisson",
+                "--sampling-rate",
+                "0.01",
+                "--steps",
+                "10",
+                "--delta",
+                "1e-5",
+            ],
+            &["--sampling", "truncated-poisson"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling",
+                "balls-in-bins",
+                "--sampling-rate",
+                "0.003",
+                "--epochs",
+                "1",
+                "--delta",
+                "1e-5",
+            ],
+            &["--sampling-rate", "0.003", "whole number"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling",
+                "balls-in-bins",
+                "--sampling-rate",
+                "0.01",
+                "--delta",
+                "1e-5",
+            ],
+            &["--epochs"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--sampling",
+                "fixed-batch",
+                "--sampling-rate",
+                "0.01",
+                "--steps",
+                "10",
+                "--delta",
+                "1e-5",
+            ],
+            &["--batch-size", "fixed-batch"],
+        ),
+        flags(
+            &[
+                "epsilon",
+                "--noise-multiplier",
+                "1",
+                "--max-batch-size",
+                "5",
+                "--sampling-rate",
+                "0.01",
+                "--steps",
+                "10",
+                "--delta",
+                "1e-5",
+            ],
+            &["--max-batch-size", "truncated-poisson"],
+        ),
+        usage(&[
+            "epsilon",
+            "--noise-multiplier",
+            "1",
+            "--sampling",
+            "bogus",
+            "--steps",
+            "1",
+            "--delta",
+            "1e-5",
+        ]),
         flags(
             &[
                 "epsilon",
@@ -3172,4 +3280,179 @@ fn counts_accept_exponent_form() {
             "{stderr}"
         );
     }
+}
+
+// --- --sampling ----------------------------------------------------------------------------
+
+/// Balls-in-bins flags are the random-allocation spec they describe (t = ⌈N/B⌉, whole
+/// epochs, a partial last epoch counted whole), echoed as epochs; fixed batches are the
+/// replace-one fixed-batch spec; `compare` adds what Poisson accounting would claim.
+#[test]
+fn sampling_flags_build_the_scheme_they_name() {
+    let allocation = r#"{"events": [{"mechanism": "gaussian", "sigma": 1,
+        "sampling": {"random_allocation": {"steps_per_epoch": 100}}, "count": 3}]}"#;
+    let from_spec = run_json(
+        &[
+            "epsilon", "--spec", "-", "--delta", "1e-5", "--format", "json",
+        ],
+        Some(allocation),
+    );
+    for flags in [
+        &[
+            "--batch-size",
+            "600",
+            "--dataset-size",
+            "60000",
+            "--epochs",
+            "3",
+        ][..],
+        &[
+            "--batch-size",
+            "600",
+            "--dataset-size",
+            "59950",
+            "--epochs",
+            "2.5",
+        ][..],
+        &["--sampling-rate", "0.01", "--steps", "201"][..],
+    ] {
+        let mut args = vec![
+            "epsilon",
+            "--noise-multiplier",
+            "1",
+            "--sampling",
+            "balls-in-bins",
+            "--delta",
+            "1e-5",
+            "--format",
+            "json",
+        ];
+        args.extend(flags);
+        let json = run_json(&args, None);
+        assert_eq!(json["epsilon"], from_spec["epsilon"], "{flags:?}");
+        let inputs = &json["inputs"]["dp_sgd"];
+        assert_eq!(inputs["sampling"], "balls-in-bins", "{json}");
+        assert_eq!(inputs["steps_per_epoch"], 100, "{json}");
+        assert_eq!(inputs["epochs"], 3, "{json}");
+        assert_eq!(json["inputs"]["total_runs"], 300, "{json}");
+    }
+    let table = run_ok(
+        &[
+            "epsilon",
+            "--noise-multiplier",
+            "1",
+            "--sampling",
+            "balls-in-bins",
+            "--sampling-rate",
+            "0.01",
+            "--epochs",
+            "3",
+            "--delta",
+            "1e-5",
+        ],
+        None,
+    );
+    assert!(
+        table.contains("300 mechanism runs in 3 epochs of random allocation"),
+        "{table}"
+    );
+
+    let fixed = r#"{"neighbouring": "replace", "events": [{"mechanism": "gaussian", "sigma": 1,
+        "sampling": {"fixed_batch": {"batch_size": 600, "dataset_size": 60000}}, "count": 200}]}"#;
+    let from_spec = run_json(
+        &[
+            "epsilon", "--spec", "-", "--delta", "1e-5", "--format", "json",
+        ],
+        Some(fixed),
+    );
+    let json = run_json(
+        &[
+            "epsilon",
+            "--noise-multiplier",
+            "1",
+            "--sampling",
+            "fixed-batch",
+            "--batch-size",
+            "600",
+            "--dataset-size",
+            "60000",
+            "--epochs",
+            "2",
+            "--delta",
+            "1e-5",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(json["epsilon"], from_spec["epsilon"]);
+
+    // compare: the Poisson claim of fixed batches is the Poisson spec's own PLD upper bound.
+    let poisson = run_json(
+        &[
+            "epsilon",
+            "--noise-multiplier",
+            "1",
+            "--sampling-rate",
+            "0.01",
+            "--steps",
+            "200",
+            "--delta",
+            "1e-5",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    let compare = run_json(
+        &[
+            "compare",
+            "--noise-multiplier",
+            "1",
+            "--sampling",
+            "fixed-batch",
+            "--batch-size",
+            "600",
+            "--dataset-size",
+            "60000",
+            "--epochs",
+            "2",
+            "--delta",
+            "1e-5",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    let rows = compare["rows"].as_array().unwrap();
+    let claim = rows
+        .iter()
+        .find(|r| r["method"] == "poisson_claim")
+        .expect("a poisson_claim row");
+    assert_eq!(claim["kind"], "estimate");
+    assert_eq!(claim["epsilon"], poisson["epsilon"]["upper"]);
+    let upper = rows.iter().find(|r| r["method"] == "pld_upper").unwrap();
+    assert_eq!(upper["epsilon"], json["epsilon"]["upper"]);
+    // Poisson compositions have no such row.
+    let plain = run_json(
+        &[
+            "compare",
+            "--noise-multiplier",
+            "1",
+            "--sampling-rate",
+            "0.01",
+            "--steps",
+            "200",
+            "--delta",
+            "1e-5",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert!(plain["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["method"] != "poisson_claim"));
 }

@@ -117,6 +117,21 @@ pub struct LedgerInitArgs {
     pub output: OutputArgs,
 }
 
+/// How DP-SGD batches are drawn (`--sampling`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BatchSampling {
+    /// Each record independently with probability q = B/N (Opacus).
+    Poisson,
+    /// B of the N records, uniformly without replacement, every step.
+    FixedBatch,
+    /// Every epoch, each record in one of ⌈N/B⌉ batches chosen uniformly at random.
+    BallsInBins,
+    /// Every epoch, the data shuffled and cut into batches of B.
+    Shuffle,
+    /// Poisson sampling whose batch is cut to at most --max-batch-size records.
+    TruncatedPoisson,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum NeighbouringArg {
     /// D and D ∪ {z}.
@@ -333,6 +348,20 @@ pub struct SpecArgs {
     /// DP-SGD: passes over the data instead of --steps: steps = ⌈epochs / q⌉ (= ⌈epochs·N/B⌉).
     #[arg(long, allow_hyphen_values = true, help_heading = "DP-SGD")]
     pub epochs: Option<f64>,
+    /// DP-SGD: how batches are drawn (default poisson, Opacus' assumption). fixed-batch: B of
+    /// N without replacement each step (replace-one neighbours); balls-in-bins: every epoch
+    /// each record goes to one of ⌈N/B⌉ batches at random (random allocation), counted in
+    /// whole epochs; shuffle and truncated-poisson are not accounted yet.
+    #[arg(long, value_enum, help_heading = "DP-SGD")]
+    pub sampling: Option<BatchSampling>,
+    /// DP-SGD with --sampling truncated-poisson: the largest batch kept.
+    #[arg(
+        long,
+        value_parser = whole_number,
+        allow_hyphen_values = true,
+        help_heading = "DP-SGD"
+    )]
+    pub max_batch_size: Option<u64>,
     /// DP-SGD: L2 sensitivity, the clipping norm (Opacus' max_grad_norm; default 1).
     #[arg(
         long,

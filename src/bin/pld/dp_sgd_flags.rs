@@ -6,15 +6,48 @@
 //! steps = --steps,  or  ⌈--epochs / q⌉ = ⌈epochs · N / B⌉          (required)
 //! ```
 //!
+//! `--sampling` says how the batches are drawn:
+//! - `poisson` (default): q as above, `steps` Poisson-subsampled Gaussians (add/remove).
+//! - `fixed-batch`: B of N without replacement every step (needs --batch-size and
+//!   --dataset-size; replace-one neighbours, the relation under which the batch size is
+//!   public).
+//! - `balls-in-bins`: every epoch each record goes to one of t = ⌈N/B⌉ batches (or t = 1/q,
+//!   which must then be a whole number) chosen uniformly at random: random allocation,
+//!   counted in whole epochs (`⌈epochs⌉`, or `⌈steps / t⌉`): a partial epoch releases part
+//!   of a whole one's outputs, so counting it whole never under-counts.
+//! - `shuffle` and `truncated-poisson` are refused with the reason.
+//!
 //! q = B/N is Opacus' Poisson sampling with expected batch size B. Epochs become
 //! `⌈epochs / q⌉` steps, TensorFlow Privacy's `compute_dp_sgd_privacy` convention: one epoch is
 //! one expected pass over the data, and rounding up never under-counts. (Opacus runs
 //! `⌈N/B⌉` steps per epoch at rate `1/⌈N/B⌉`; the two agree when B divides N. For Opacus'
 //! exact numbers otherwise, give `--sampling-rate` and `--steps`.)
 
-use crate::args::SpecArgs;
+use crate::args::{BatchSampling, SpecArgs};
 use pld_accountant::spec::{steps_from_epochs, MAX_COUNT};
-use pld_accountant::{CompositionSpec, Error};
+use pld_accountant::{CompositionSpec, Error, MechanismSpec, Sampling};
+
+/// How the run's batches are drawn, with what that scheme needs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scheme {
+    /// Poisson sampling at `DpSgd::sampling_rate`, `DpSgd::steps` steps.
+    Poisson,
+    /// `batch_size` of `dataset_size` records without replacement, `DpSgd::steps` steps.
+    FixedBatch { batch_size: u64, dataset_size: u64 },
+    /// Random allocation to one of `steps_per_epoch` steps, `epochs` times.
+    BallsInBins { steps_per_epoch: u64, epochs: u64 },
+}
+
+impl Scheme {
+    /// The `--sampling` value it came from.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Scheme::Poisson => "poisson",
+            Scheme::FixedBatch { .. } => "fixed-batch",
+            Scheme::BallsInBins { .. } => "balls-in-bins",
+        }
+    }
+}
 
 /// A DP-SGD run described by flags, and how each number was obtained.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,10 +56,12 @@ pub struct DpSgd {
     pub sigma: f64,
     /// Clipping norm.
     pub sensitivity: f64,
-    /// Poisson sampling rate.
+    /// Sampling rate: Poisson's q, B/N for a fixed batch, 1/t for balls-in-bins.
     pub sampling_rate: f64,
-    /// Number of steps.
+    /// Number of steps (balls-in-bins: epochs × steps per epoch).
     pub steps: u64,
+    /// How batches are drawn.
+    pub scheme: Scheme,
     /// One line for `--verbose` and table titles.
     pub summary: String,
 }
@@ -77,8 +112,52 @@ impl DpSgd {
                 (z * sensitivity, Some(z))
             }
         };
-        let (sampling_rate, rate_text) = sampling_rate(args)?;
-        let (steps, steps_text) = steps(args, sampling_rate)?;
+        let chosen = args.sampling.unwrap_or(BatchSampling::Poisson);
+        if args.max_batch_size.is_some() && chosen != BatchSampling::TruncatedPoisson {
+            return Err(Error::Incompatible {
+                field: "--max-batch-size".into(),
+                reason: "--max-batch-size is the cap of --sampling truncated-poisson".into(),
+            });
+        }
+        let (sampling_rate, rate_text, steps, steps_text, scheme) = match chosen {
+            BatchSampling::Poisson => {
+                let (rate, rate_text) = sampling_rate(args)?;
+                let (steps, steps_text) = steps(args, rate)?;
+                (rate, rate_text, steps, steps_text, Scheme::Poisson)
+            }
+            BatchSampling::FixedBatch => {
+                let (batch_size, dataset_size) = batch_and_dataset(args, "fixed-batch")?;
+                let (rate, _) = sampling_rate(args)?;
+                let (steps, steps_text) = steps(args, rate)?;
+                (
+                    rate,
+                    format!("fixed batches of {batch_size} out of {dataset_size}"),
+                    steps,
+                    steps_text,
+                    Scheme::FixedBatch {
+                        batch_size,
+                        dataset_size,
+                    },
+                )
+            }
+            BatchSampling::BallsInBins => balls_in_bins(args)?,
+            BatchSampling::Shuffle => {
+                return Err(Error::Incompatible {
+                    field: "--sampling".into(),
+                    reason: "shuffle is not accounted yet. No upper bound with amplification \
+                             is known for shuffled batches; until it lands, account the \
+                             run without amplification (--sampling-rate 1 --epochs E, each \
+                             record in one step per epoch) for an upper bound"
+                        .into(),
+                })
+            }
+            BatchSampling::TruncatedPoisson => {
+                return Err(Error::Incompatible {
+                    field: "--sampling".into(),
+                    reason: "truncated-poisson is not accounted yet".into(),
+                })
+            }
+        };
         let noise_text = match noise_multiplier {
             Some(z) => format!("noise multiplier {z} (σ = {sigma})"),
             None => format!("σ = {sigma}"),
@@ -88,30 +167,63 @@ impl DpSgd {
             sensitivity,
             sampling_rate,
             steps,
+            scheme,
             summary: format!(
                 "DP-SGD, {noise_text}, clipping norm {sensitivity}, {rate_text}, {steps_text}"
             ),
         }))
     }
 
-    /// The specification: `steps` Poisson-subsampled Gaussians, add/remove neighbouring.
+    /// The specification: `steps` Poisson-subsampled Gaussians (add/remove), `steps` fixed
+    /// batches (replace-one), or `epochs` epochs of random allocation (add/remove).
     ///
     /// # Errors
     /// The specification's validation errors, renamed to the flags.
     pub fn spec(&self, args: &SpecArgs) -> Result<CompositionSpec, Error> {
-        CompositionSpec::dp_sgd(self.sigma, self.sampling_rate, self.steps, self.sensitivity)
-            .map_err(|e| match e {
-                Error::InvalidParameter {
-                    name,
-                    value,
-                    requirement,
-                } => Error::InvalidParameter {
-                    name: flag_name(&name, args),
-                    value,
-                    requirement,
-                },
-                other => other,
-            })
+        let gaussian = || MechanismSpec::gaussian(self.sigma)?.with_sensitivity(self.sensitivity);
+        let built = match self.scheme {
+            Scheme::Poisson => CompositionSpec::dp_sgd(
+                self.sigma,
+                self.sampling_rate,
+                self.steps,
+                self.sensitivity,
+            ),
+            Scheme::FixedBatch {
+                batch_size,
+                dataset_size,
+            } => gaussian().and_then(|g| {
+                CompositionSpec::replace()
+                    .event(
+                        g.fixed_batch(batch_size, dataset_size)?
+                            .repeat(self.steps)?,
+                    )
+                    .build()
+            }),
+            Scheme::BallsInBins {
+                steps_per_epoch,
+                epochs,
+            } => gaussian().and_then(|g| {
+                CompositionSpec::add_remove()
+                    .event(
+                        g.once()
+                            .with_sampling(Sampling::random_allocation(steps_per_epoch, 1)?)?
+                            .repeat(epochs)?,
+                    )
+                    .build()
+            }),
+        };
+        built.map_err(|e| match e {
+            Error::InvalidParameter {
+                name,
+                value,
+                requirement,
+            } => Error::InvalidParameter {
+                name: flag_name(&name, args),
+                value,
+                requirement,
+            },
+            other => other,
+        })
     }
 }
 
@@ -127,6 +239,127 @@ fn flag_name(parameter: &str, args: &SpecArgs) -> String {
         "sensitivity" => "--sensitivity".into(),
         other => other.into(),
     }
+}
+
+/// B and N, both required by `--sampling NAME`.
+fn batch_and_dataset(args: &SpecArgs, name: &str) -> Result<(u64, u64), Error> {
+    match (args.batch_size, args.dataset_size) {
+        (Some(batch), Some(dataset)) => {
+            if args.sampling_rate.is_some() {
+                return Err(Error::Incompatible {
+                    field: "--sampling-rate".into(),
+                    reason: format!(
+                        "--sampling {name} draws batches of --batch-size out of \
+                         --dataset-size records: give those, not a rate"
+                    ),
+                });
+            }
+            if dataset == 0 {
+                return Err(Error::invalid("--dataset-size", dataset, "an integer ≥ 1"));
+            }
+            if batch == 0 || batch > dataset {
+                return Err(Error::invalid(
+                    "--batch-size",
+                    batch,
+                    &format!("an integer in [1, --dataset-size = {dataset}]"),
+                ));
+            }
+            Ok((batch, dataset))
+        }
+        (None, _) => Err(Error::MissingParameter {
+            name: "--batch-size".into(),
+            hint: format!("--sampling {name} needs --batch-size and --dataset-size"),
+        }),
+        (_, None) => Err(Error::MissingParameter {
+            name: "--dataset-size".into(),
+            hint: format!("--sampling {name} needs --batch-size and --dataset-size"),
+        }),
+    }
+}
+
+/// Balls-in-bins: t batches per epoch (⌈N/B⌉, or 1/q when that is a whole number), and the
+/// number of epochs (`⌈--epochs⌉`, or `⌈--steps / t⌉`).
+fn balls_in_bins(args: &SpecArgs) -> Result<(f64, String, u64, String, Scheme), Error> {
+    let (t, t_text) = match (args.sampling_rate, args.batch_size, args.dataset_size) {
+        (Some(q), None, None) => {
+            if !(q.is_finite() && q > 0.0 && q <= 1.0) {
+                return Err(Error::invalid("--sampling-rate", q, "a number in (0, 1]"));
+            }
+            let t = (1.0 / q).round();
+            if (t * q - 1.0).abs() > 1e-9 {
+                return Err(Error::invalid(
+                    "--sampling-rate",
+                    q,
+                    "1/t for a whole number t of batches per epoch with --sampling \
+                     balls-in-bins (or give --batch-size and --dataset-size)",
+                ));
+            }
+            (t as u64, format!("{t} batches per epoch (= 1/q)"))
+        }
+        _ => {
+            let (batch, dataset) = batch_and_dataset(args, "balls-in-bins")?;
+            let t = dataset.div_ceil(batch);
+            (
+                t,
+                format!("{t} batches per epoch (= ⌈{dataset}/{batch}⌉, each record in one)"),
+            )
+        }
+    };
+    let (epochs, epochs_text) = match (args.steps, args.epochs) {
+        (Some(_), Some(_)) => {
+            return Err(Error::Incompatible {
+                field: "--epochs".into(),
+                reason: "give either --steps or --epochs, not both".into(),
+            })
+        }
+        (None, None) => {
+            return Err(Error::MissingParameter {
+                name: "--epochs".into(),
+                hint: "DP-SGD flags need the length of the run: give --epochs E (passes \
+                       over the data) or --steps N"
+                    .into(),
+            })
+        }
+        (Some(steps), None) => {
+            if steps == 0 {
+                return Err(Error::invalid("--steps", steps, "an integer ≥ 1"));
+            }
+            let epochs = steps.div_ceil(t);
+            let text = if epochs * t == steps {
+                format!("{epochs} epochs ({steps} steps)")
+            } else {
+                format!("{epochs} epochs ({steps} steps, the last epoch counted whole)")
+            };
+            (epochs, text)
+        }
+        (None, Some(e)) => {
+            if !(e.is_finite() && e > 0.0 && e <= MAX_COUNT as f64) {
+                return Err(Error::invalid(
+                    "--epochs",
+                    e,
+                    &format!("a number in (0, {MAX_COUNT}]"),
+                ));
+            }
+            let epochs = e.ceil() as u64;
+            let text = if epochs as f64 == e {
+                format!("{epochs} epochs")
+            } else {
+                format!("{epochs} epochs (⌈{e}⌉, a partial epoch counted whole)")
+            };
+            (epochs, text)
+        }
+    };
+    let steps = epochs.saturating_mul(t);
+    Ok((
+        1.0 / t as f64,
+        format!("balls-in-bins batches, {t_text}"),
+        steps,
+        epochs_text,
+        Scheme::BallsInBins {
+            steps_per_epoch: t,
+            epochs,
+        },
+    ))
 }
 
 /// q from `--sampling-rate` or `--batch-size / --dataset-size` (default 1), and how.

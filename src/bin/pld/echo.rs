@@ -2,7 +2,7 @@
 //! printed or saved answer says what it is about: no number without its σ, q and steps, or
 //! without the specification's size.
 
-use crate::dp_sgd_flags::DpSgd;
+use crate::dp_sgd_flags::{DpSgd, Scheme};
 use crate::render::Report;
 use pld_accountant::CompositionSpec;
 use serde::Serialize;
@@ -12,8 +12,14 @@ use serde::Serialize;
 pub struct Inputs {
     /// Where the composition came from, e.g. `preset mnist-dp-sgd`.
     pub source: String,
-    /// Total number of mechanism runs in the composition (Σ count over its events).
+    /// Σ count over the composition's events (an event's count is its number of runs, or of
+    /// epochs for random allocation).
     pub total_count: u64,
+    /// Total number of mechanism runs: Σ count, with each epoch of random allocation counted
+    /// as its t steps.
+    pub total_runs: u64,
+    /// Epochs of random allocation among them (0 when none).
+    pub epochs: u64,
     /// The DP-SGD run, when it was given by flags.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dp_sgd: Option<DpSgdInputs>,
@@ -26,34 +32,71 @@ pub struct DpSgdInputs {
     pub sigma: f64,
     /// Clipping norm (the per-record L2 sensitivity).
     pub sensitivity: f64,
-    /// Poisson sampling rate q.
+    /// How batches are drawn (`--sampling`: poisson, fixed-batch, balls-in-bins).
+    pub sampling: &'static str,
+    /// Sampling rate: Poisson's q, B/N for fixed batches, 1/t for balls-in-bins.
     pub sampling_rate: f64,
     /// Number of noisy steps.
     pub steps: u64,
+    /// Balls-in-bins: batches per epoch and epochs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps_per_epoch: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epochs: Option<u64>,
 }
 
 impl Inputs {
     /// The echo of a composition read from `source`, and of the DP-SGD flags if any.
     pub fn new(source: &str, spec: &CompositionSpec, dp_sgd: Option<&DpSgd>) -> Inputs {
+        let mut total_runs: u64 = 0;
+        let mut epochs: u64 = 0;
+        for event in spec.events() {
+            match event.sampling().random_allocation_steps() {
+                Some((t, _)) => {
+                    total_runs = total_runs.saturating_add(event.count().saturating_mul(t));
+                    epochs = epochs.saturating_add(event.count());
+                }
+                None => total_runs = total_runs.saturating_add(event.count()),
+            }
+        }
         Inputs {
             source: source.to_string(),
             total_count: spec.total_count(),
-            dp_sgd: dp_sgd.map(|run| DpSgdInputs {
-                sigma: run.sigma,
-                sensitivity: run.sensitivity,
-                sampling_rate: run.sampling_rate,
-                steps: run.steps,
+            total_runs,
+            epochs,
+            dp_sgd: dp_sgd.map(|run| {
+                let allocation = match run.scheme {
+                    Scheme::BallsInBins {
+                        steps_per_epoch,
+                        epochs,
+                    } => Some((steps_per_epoch, epochs)),
+                    _ => None,
+                };
+                DpSgdInputs {
+                    sigma: run.sigma,
+                    sensitivity: run.sensitivity,
+                    sampling: run.scheme.name(),
+                    sampling_rate: run.sampling_rate,
+                    steps: run.steps,
+                    steps_per_epoch: allocation.map(|a| a.0),
+                    epochs: allocation.map(|a| a.1),
+                }
             }),
         }
     }
 
-    /// One line for tables: `inputs: <source>; 1000 mechanism runs`.
+    /// One line for tables: `inputs: <source>; 1000 mechanism runs` (with `, 10 epochs of
+    /// random allocation` when there are some).
     pub fn line(&self) -> String {
-        let runs = if self.total_count == 1 {
+        let mut runs = if self.total_runs == 1 {
             "1 mechanism run".to_string()
         } else {
-            format!("{} mechanism runs", self.total_count)
+            format!("{} mechanism runs", self.total_runs)
         };
+        if self.epochs > 0 {
+            let unit = if self.epochs == 1 { "epoch" } else { "epochs" };
+            runs.push_str(&format!(" in {} {unit} of random allocation", self.epochs));
+        }
         format!("inputs: {}; {runs}", self.source)
     }
 }
