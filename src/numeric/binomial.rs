@@ -248,12 +248,17 @@ impl Binomial {
         }
     }
 
-    /// A bracket on `P(X ≥ k)`.
+    /// A bracket on `P(X ≥ k)` (the log bracket exponentiated, rounded outward).
     pub fn upper_tail(&self, k: u64) -> Bracket {
         let ln = self.ln_upper_tail(k);
+        if ln.upper == ln.lower {
+            // Exact (a certain or impossible event): e⁰ and e^{−∞} are exact too.
+            let p = ln.upper.exp();
+            return Bracket { upper: p, lower: p };
+        }
         Bracket {
-            upper: ln.upper.exp().min(1.0),
-            lower: ln.lower.exp().min(1.0),
+            upper: (ln.upper.exp() * (1.0 + 4.0 * UNIT_ROUNDOFF)).min(1.0),
+            lower: (ln.lower.exp() * (1.0 - 4.0 * UNIT_ROUNDOFF)).min(1.0),
         }
     }
 
