@@ -68,6 +68,11 @@
 //! tight when cuts are rare (π_N → q and U → 0) and loose when they are common: there the
 //! truth lies between this and the revealed mixture.
 //!
+//! At q = 1 with n > B every batch is cut (T = 1 surely, nothing is revealed by step 1), and
+//! the datasets where z contributes Δ·e and every other record −Δ·e attain C(B/n): without z
+//! the sum is −BΔ·e, with z it is −BΔ·e + 2Δ·e when z is kept (probability B/n). The lower
+//! bound is then C(B/n) itself and meets the upper bound up to the grids.
+//!
 //! # References
 //! - Ganesh, "Tighter privacy analysis for truncated Poisson sampling", arXiv:2508.15089
 //!   (2025); dp_accounting 0.6.0, `TruncatedSubsampledGaussianDpEvent`.
@@ -103,7 +108,7 @@ pub struct TruncatedPoissonGaussian {
     max_batch_size: u64,
     dataset_size: u64,
     upper: Vec<WeightedPair>,
-    lower_rate: f64,
+    lower: Option<PoissonSubsampled<Gaussian>>,
 }
 
 impl TruncatedPoissonGaussian {
@@ -147,10 +152,10 @@ impl TruncatedPoissonGaussian {
             max_batch_size,
             dataset_size,
             upper: Vec::new(),
-            lower_rate: rate,
+            lower: None,
         };
         tp.upper = tp.upper_parts()?;
-        tp.lower_rate = tp.lower_rate_bound();
+        tp.lower = tp.lower_pair()?;
         Ok(tp)
     }
 
@@ -181,20 +186,19 @@ impl TruncatedPoissonGaussian {
     }
 
     /// The attained pair of the lower bound (module docs): Poisson subsampling at a
-    /// certified lower bound on π = P(the record is in the cut batch), shift Δ. `None` when
-    /// that bound underflows to 0 (no privacy loss is then certified).
+    /// certified lower bound on π = P(the record is in the cut batch), shift Δ; at q = 1
+    /// with n > B, C(B/n) (shift 2Δ). `None` when the rate's bound underflows to 0 (no
+    /// privacy loss is then certified).
     ///
     /// # Guarantee
     /// Lower bound: the PLD of a pair of neighbouring datasets under this very sampling.
     pub fn lower(&self) -> Option<PoissonSubsampled<Gaussian>> {
-        (self.lower_rate > 0.0)
-            .then(|| PoissonSubsampled::new(self.gaussian, self.lower_rate).ok())
-            .flatten()
+        self.lower
     }
 
-    /// The rate of [`TruncatedPoissonGaussian::lower`] (0 when it underflows).
+    /// The rate of [`TruncatedPoissonGaussian::lower`] (0 when there is none).
     pub fn lower_rate(&self) -> f64 {
-        self.lower_rate
+        self.lower.map_or(0.0, |pair| pair.rate())
     }
 
     /// `p_N = P(Bin(N − 1, q) ≥ B)`: the chance that the batch is cut given that the record is
@@ -289,18 +293,27 @@ impl TruncatedPoissonGaussian {
         Ok(parts)
     }
 
-    /// The larger certified lower bound on π_N over N = n, n + 1.
-    fn lower_rate_bound(&self) -> f64 {
+    /// The pair of the lower bound: C(B/n) when every batch of the n-record dataset is cut
+    /// (q = 1, n > B), else Poisson sampling at the larger certified lower bound on π_N over
+    /// N = n, n + 1 (none if it underflows).
+    fn lower_pair(&self) -> Result<Option<PoissonSubsampled<Gaussian>>> {
         let (q, b, n) = (self.rate, self.max_batch_size, self.dataset_size);
+        if q >= 1.0 && n > b {
+            let kept = b as f64 / n as f64 * (1.0 - 2.0 * UNIT_ROUNDOFF);
+            return Ok(Some(PoissonSubsampled::new(
+                double_shift(self.gaussian)?,
+                kept,
+            )?));
+        }
         let best = [n, n + 1]
             .iter()
             .map(|&big| inclusion_probability(q, b, big).lower)
             .fold(0.0, f64::max);
-        if best.is_finite() && best > 0.0 {
-            best.min(q)
+        Ok(if best.is_finite() && best > 0.0 {
+            Some(PoissonSubsampled::new(self.gaussian, best.min(q))?)
         } else {
-            0.0
-        }
+            None
+        })
     }
 }
 
@@ -394,7 +407,10 @@ mod tests {
         assert_eq!(parts.len(), 1, "{parts:?}");
         assert!((parts[0].pair.rate() - 0.1).abs() < 1e-14);
         assert!((parts[0].pair.base().mu() - 2.0 / 1.1).abs() < 1e-14);
-        assert!((tp.lower_rate() - 10.0 / 100.0).abs() < 1e-14);
+        // Attained: the lower pair is the same C(B/n).
+        let lower = tp.lower().unwrap();
+        assert!((lower.rate() - 0.1).abs() < 1e-15 && lower.rate() <= 0.1);
+        assert_eq!(lower.base().mu(), parts[0].pair.base().mu());
     }
 
     #[test]
