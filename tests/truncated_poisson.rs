@@ -332,12 +332,12 @@ fn no_possible_cut_is_plain_poisson_exactly() {
     )
     .unwrap();
     let opts = AccountantOptions::default();
-    let plain = Accountant::new(&poisson, opts.clone())
+    let plain = Accountant::new(&poisson, opts)
         .unwrap()
         .epsilon_for_delta(1e-5)
         .unwrap();
     for b in [10_001, 20_000, u64::MAX] {
-        let cut = Accountant::new(&spec(1.0, 0.01, b, 10_000, 1000), opts.clone())
+        let cut = Accountant::new(&spec(1.0, 0.01, b, 10_000, 1000), opts)
             .unwrap()
             .epsilon_for_delta(1e-5)
             .unwrap();
