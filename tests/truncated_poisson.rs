@@ -10,9 +10,12 @@
 //!   (a looser pair, module docs of `mechanism::truncated_poisson`) must be at least ours, and
 //!   the same pair built from its primitives must agree with ours up to the accountant's
 //!   tolerance and the n + 1 neighbour we also cover.
-//! - Every answer lies between two proven Gaussian bounds: plain Poisson sampling at q is at
-//!   least as leaky as our lower bound's pair (its rate π ≤ q), and the unsampled Gaussian with
-//!   shift 2Δ per step (no step moves the sum by more) is at least as leaky as the mechanism.
+//! - Every answer lies between proven bounds: plain Poisson sampling at q is at least as leaky
+//!   as our lower bound's pair (its rate π ≤ q), and the unsampled Gaussian with shift 2Δ per
+//!   step (no step moves the sum by more) is at least as leaky as the mechanism, so our lower
+//!   bound stays below both; the mechanism is at least as leaky as Poisson sampling at
+//!   π = E[min(Bin(n, q), B)]/n (attained, π summed directly here), so our upper bound stays
+//!   above that pair's lower bound.
 
 mod support;
 
@@ -67,6 +70,30 @@ fn direct_ln_pmf(n: u64, p: f64, k: u64) -> f64 {
 /// `P(Bin(n, p) ≥ k)` by a direct sum (small n only).
 fn direct_tail(n: u64, p: f64, k: u64) -> f64 {
     (k..=n).map(|j| direct_ln_pmf(n, p, j).exp()).sum()
+}
+
+/// `E[min(Bin(n, q), B)]/n` by a direct sum over every k with a table of ln k! (n ≤ 10⁵).
+fn direct_kept_probability(q: f64, b: u64, n: u64) -> Option<f64> {
+    if n > 100_000 {
+        return None;
+    }
+    if q >= 1.0 {
+        return Some(b.min(n) as f64 / n as f64);
+    }
+    let mut ln_fact = vec![0.0; n as usize + 1];
+    for i in 1..=n as usize {
+        ln_fact[i] = ln_fact[i - 1] + (i as f64).ln();
+    }
+    let (ln_q, ln_not_q) = (q.ln(), (-q).ln_1p());
+    let mean_kept: f64 = (0..=n as usize)
+        .map(|k| {
+            let ln_pmf = ln_fact[n as usize] - ln_fact[k] - ln_fact[n as usize - k]
+                + k as f64 * ln_q
+                + (n as usize - k) as f64 * ln_not_q;
+            ln_pmf.exp() * (k as u64).min(b) as f64
+        })
+        .sum();
+    Some(mean_kept / n as f64)
 }
 
 fn assert_inside(bracket: pld_accountant::Bracket, exact: f64, what: &str) {
@@ -421,7 +448,7 @@ fn ours_against_dp_accounting() {
 }
 
 #[test]
-fn answers_lie_between_the_proven_gaussians() {
+fn answers_lie_between_proven_bounds() {
     // Extremes included: B = 1, q = 1, n = 1e12 with a tiny rate, a cut far below q·n.
     let cases: [(f64, f64, u64, u64, u64); 8] = [
         (1.0, 0.01, 80, 10_000, 500),
@@ -457,6 +484,22 @@ fn answers_lie_between_the_proven_gaussians() {
                 lower <= poisson_upper,
                 "{what}: lower {lower} above Poisson {poisson_upper}"
             );
+            // And the upper bound is at least a truth: the datasets where the record
+            // contributes Δ and the others 0 are Poisson sampling at π = E[min(Bin(n, q), B)]/n
+            // (summed directly here), whose lower bound must stay below our upper bound.
+            if let Some(pi) = direct_kept_probability(q, b, n) {
+                let attained = CompositionSpec::from_json_str(&format!(
+                    r#"{{"events": [{{"mechanism": "gaussian", "sigma": {sigma},
+                        "sampling": {{"poisson": {}}}, "count": {steps}}}]}}"#,
+                    pi * (1.0 - 1e-9)
+                ))
+                .unwrap();
+                let (attained_lower, _) = epsilon(&attained, delta);
+                assert!(
+                    upper >= attained_lower,
+                    "{what}: upper {upper} below the attained pair's lower bound {attained_lower}"
+                );
+            }
         }
         // δ(ε) too, with no NaN.
         let a = Accountant::new(&s, AccountantOptions::default())
