@@ -146,6 +146,29 @@ impl PrivacyLossDistribution {
         Ok(PrivacyLossDistribution { remove, add })
     }
 
+    /// The revealed mixture `Σ wᵢ·PLDᵢ` (pair i used with probability wᵢ, the same under
+    /// both datasets, and the index seen), direction by direction (see
+    /// [`GridPmf::mixture`]).
+    ///
+    /// # Guarantee
+    /// An upper (lower) bound on the revealed mixture when every part is one on its pair.
+    ///
+    /// # Errors
+    /// As [`GridPmf::mixture`].
+    pub fn mixture(parts: &[(f64, &PrivacyLossDistribution)]) -> Result<Self> {
+        let remove: Vec<(f64, &GridPmf)> = parts.iter().map(|(w, p)| (*w, p.remove())).collect();
+        let add = if parts.iter().all(|(_, p)| p.add.is_none()) {
+            None
+        } else {
+            let add: Vec<(f64, &GridPmf)> = parts.iter().map(|(w, p)| (*w, p.add())).collect();
+            Some(GridPmf::mixture(&add)?)
+        };
+        Ok(PrivacyLossDistribution {
+            remove: GridPmf::mixture(&remove)?,
+            add,
+        })
+    }
+
     /// The REMOVE direction.
     pub fn remove(&self) -> &GridPmf {
         &self.remove

@@ -13,7 +13,8 @@
 //! * lower-truth sources, compositions the spec is at least as leaky as: every
 //!   sub-composition (the unsampled Gaussians together, each event alone with its own count
 //!   when that is exactly computable, or one run of it, or fewer runs: composing more never
-//!   lowers δ);
+//!   lowers δ; one run of truncated Poisson sampling as the Poisson-subsampled Gaussian at the
+//!   rate π = E[min(Bin(n, q), B)]/n that some pair of datasets attains);
 //! * upper-truth sources, compositions at least as leaky as the spec: the spec itself when it
 //!   is exactly computable; the unsampled Gaussian with μ² = Σ count·μᵢ² when every event is
 //!   Gaussian noise (sampling is a post-processing of the unsampled pair, a mixture of shifts
@@ -97,6 +98,8 @@ enum Samp {
     Fixed(u64, u64),
     /// Random allocation: (steps per epoch t, participations k); the count is epochs.
     Alloc(u64, u64),
+    /// Truncated Poisson sampling: (rate q, max batch size B, dataset size n).
+    Trunc(f64, u64, u64),
 }
 
 #[derive(Clone, Debug)]
@@ -238,13 +241,31 @@ fn draw_event(rng: &mut ChaCha8Rng, replace: bool, cheap: bool) -> Ev {
     let samp = if !samplable || rng.gen_bool(0.5) {
         Samp::None
     } else if !replace && matches!(mech, Mech::Gaussian { .. }) && rng.gen_bool(0.6) {
-        let t = log_uniform_int(rng, 1, 1_000_000);
-        let k = match rng.gen_range(0..10) {
-            0..=5 => 1,
-            6 => t,
-            _ => log_uniform_int(rng, 1, t),
-        };
-        Samp::Alloc(t, k)
+        if rng.gen_bool(0.35) {
+            let n = log_uniform_int(rng, 1, 100_000);
+            let q = if rng.gen_bool(0.05) {
+                1.0
+            } else {
+                log_uniform(rng, 1e-6, 1.0)
+            };
+            let b = match rng.gen_range(0..10) {
+                // Around the expected batch, where the cut matters.
+                0..=5 => ((q * n as f64 * rng.gen_range(0.5..1.5)).round() as u64).max(1),
+                6 => 1,
+                7 => n,
+                8 => n + 1,
+                _ => log_uniform_int(rng, 1, n),
+            };
+            Samp::Trunc(q, b, n)
+        } else {
+            let t = log_uniform_int(rng, 1, 1_000_000);
+            let k = match rng.gen_range(0..10) {
+                0..=5 => 1,
+                6 => t,
+                _ => log_uniform_int(rng, 1, t),
+            };
+            Samp::Alloc(t, k)
+        }
     } else if !replace {
         Samp::Poisson(if rng.gen_bool(0.05) {
             1.0
@@ -337,6 +358,10 @@ fn event_json(ev: &Ev) -> Value {
         Samp::Alloc(t, k) => {
             v["sampling"] =
                 json!({"random_allocation": {"steps_per_epoch": t, "participations": k}})
+        }
+        Samp::Trunc(q, b, n) => {
+            v["sampling"] =
+                json!({"truncated_poisson": {"rate": q, "max_batch_size": b, "dataset_size": n}})
         }
     }
     v["count"] = json!(ev.count);
@@ -450,13 +475,17 @@ fn rate(samp: Samp) -> Option<(f64, bool)> {
         Samp::Fixed(m, n) if m >= n => None,
         Samp::Fixed(m, n) => Some((m as f64 / n as f64, true)),
         // Handled apart in `truth_for` (never as an unsampled pair).
-        Samp::Alloc(..) => None,
+        Samp::Alloc(..) | Samp::Trunc(..) => None,
     }
 }
 
 /// Shift multiplier of an event's base pair: 2 under replace (unsampled or fixed batch),
-/// 1 under add/remove and Poisson sampling.
+/// 1 under add/remove and Poisson sampling; 2 for truncated Poisson sampling (a cut batch
+/// can trade another record for the changed one: no step moves the sum by more than 2Δ).
 fn factor(replace: bool, samp: Samp) -> f64 {
+    if let Samp::Trunc(..) = samp {
+        return 2.0;
+    }
     match rate(samp) {
         None if replace => 2.0,
         None => 1.0,
@@ -654,6 +683,25 @@ fn truth_for(case: &Case) -> Truth {
     // (a post-processing: N(k·Δ, t·σ²) against N(0, t·σ²)) and at most as leaky as the
     // record's k steps without amplification (the dominating Gaussian below).
     let mut allocated = false;
+    // Truncated Poisson sampling (add/remove, Gaussian): one run is at least as leaky as the
+    // datasets where the changed record contributes Δ and the others 0, i.e. Poisson
+    // sampling at π = E[min(Bin(n, q), B)]/n with shift Δ (the record is in the cut batch
+    // with probability π); every run is at most as leaky as the Gaussian of shift 2Δ (the
+    // family bound below).
+    let mut truncated = false;
+    for ev in &case.events {
+        if let (&Mech::Gaussian { sigma, sens }, Samp::Trunc(q, b, n)) = (&ev.mech, ev.samp) {
+            truncated = true;
+            let pi = kept_probability(q, b, n) * (1.0 - 1e-9);
+            if pi > 0.0 {
+                let base = gaussian_fn(sens / sigma);
+                truth.lower.push((
+                    format!("truncated single-run π={pi:e}"),
+                    Box::new(move |e| oracle::subsampled(pi, e, &*base)),
+                ));
+            }
+        }
+    }
     for ev in &case.events {
         if let (&Mech::Gaussian { sigma, sens }, Samp::Alloc(t, k)) = (&ev.mech, ev.samp) {
             if k >= t {
@@ -671,7 +719,7 @@ fn truth_for(case: &Case) -> Truth {
     for ev in case
         .events
         .iter()
-        .filter(|ev| !matches!(ev.samp, Samp::Alloc(..)))
+        .filter(|ev| !matches!(ev.samp, Samp::Alloc(..) | Samp::Trunc(..)))
     {
         match (&ev.mech, rate(ev.samp)) {
             (&Mech::Gaussian { sigma, sens }, None) => {
@@ -687,7 +735,7 @@ fn truth_for(case: &Case) -> Truth {
         truth
             .lower
             .push((format!("gaussian μ={mu:e}"), gaussian_fn(mu)));
-        if rest.is_empty() && !allocated {
+        if rest.is_empty() && !allocated && !truncated {
             truth
                 .upper
                 .push((format!("gaussian μ={mu:e}"), gaussian_fn(mu)));
@@ -700,7 +748,7 @@ fn truth_for(case: &Case) -> Truth {
                 .push((format!("{}:{name}", mech_name(&ev.mech)), f));
         }
     }
-    if rest.len() == 1 && !any_gaussian && !allocated {
+    if rest.len() == 1 && !any_gaussian && !allocated && !truncated {
         if let Some(f) = exact_event(rest[0], replace) {
             truth.upper.push(("exact".into(), f));
         }
@@ -726,7 +774,8 @@ fn truth_for(case: &Case) -> Truth {
             _ => all_gaussian = false,
         }
     }
-    if all_gaussian && (case.events.len() + usize::from(any_gaussian) > 1 || allocated) {
+    if all_gaussian && (case.events.len() + usize::from(any_gaussian) > 1 || allocated || truncated)
+    {
         let mu = family_mu2.sqrt();
         truth
             .upper
@@ -748,6 +797,26 @@ fn truth_for(case: &Case) -> Truth {
         ));
     }
     truth
+}
+
+/// `E[min(Bin(n, q), B)]/n`, the chance that a given record of n is in the cut batch, by a
+/// direct sum of `lgamma` log-probabilities (n ≤ 10⁵ here; relative error ≲ 1e-10).
+fn kept_probability(q: f64, b: u64, n: u64) -> f64 {
+    if q >= 1.0 {
+        return b.min(n) as f64 / n as f64;
+    }
+    let nf = n as f64;
+    let ln_n_fact = libm::lgamma(nf + 1.0);
+    let mean_kept: f64 = (0..=n)
+        .map(|k| {
+            let kf = k as f64;
+            let ln_pmf = ln_n_fact - libm::lgamma(kf + 1.0) - libm::lgamma(nf - kf + 1.0)
+                + kf * q.ln()
+                + (nf - kf) * (-q).ln_1p();
+            ln_pmf.exp() * k.min(b) as f64
+        })
+        .sum();
+    (mean_kept / nf).min(q)
 }
 
 fn mech_name(m: &Mech) -> &'static str {

@@ -3,6 +3,7 @@
 
 use super::allocation::Allocation;
 use super::*;
+use crate::mechanism::TruncatedPoissonGaussian;
 use crate::spec::Shift;
 
 /// The composition regrouped for computing: unsampled Gaussians merged analytically,
@@ -39,6 +40,9 @@ pub(super) enum Component {
     },
     /// One epoch of random allocation (k < t) of Gaussian steps.
     RandomAllocation(Allocation),
+    /// Gaussian noise on a truncated Poisson sample that may be cut (B ≤ n): a revealed
+    /// mixture of Poisson-subsampled Gaussians above, an attained one below.
+    TruncatedPoisson(TruncatedPoissonGaussian),
     /// Exact atoms of a finite pair (REMOVE direction), with the lattice their losses lie on
     /// when it is known (every loss an integer multiple of it).
     Atoms {
@@ -88,6 +92,19 @@ impl Plan {
                     SamplingKind::None
                 }
                 SamplingKind::Poisson(rate) if rate >= 1.0 => SamplingKind::None,
+                // A batch that can never exceed B (both neighbours have at most n + 1 ≤ B
+                // records) is never cut: plain Poisson sampling, the very same component.
+                SamplingKind::TruncatedPoisson {
+                    rate,
+                    max_batch_size,
+                    dataset_size,
+                } if max_batch_size > dataset_size => {
+                    if rate >= 1.0 {
+                        SamplingKind::None
+                    } else {
+                        SamplingKind::Poisson(rate)
+                    }
+                }
                 SamplingKind::FixedBatch {
                     batch_size,
                     dataset_size,
@@ -144,7 +161,34 @@ impl Plan {
                     steps_per_epoch,
                     participations,
                 }),
-                // The spec refuses these; kept as an error, never a silent unsampled pair.
+                // Truncated Poisson sampling that may cut the batch: its pairs in
+                // `mechanism::truncated_poisson`. Add/remove only: one record's contribution Δ.
+                (
+                    &MechanismKind::Gaussian { sigma, sensitivity },
+                    SamplingKind::TruncatedPoisson {
+                        rate,
+                        max_batch_size,
+                        dataset_size,
+                    },
+                ) => {
+                    let gaussian =
+                        Gaussian::new(sigma, sensitivity.per_record()).map_err(located)?;
+                    Component::TruncatedPoisson(
+                        TruncatedPoissonGaussian::new(gaussian, rate, max_batch_size, dataset_size)
+                            .map_err(located)?,
+                    )
+                }
+                // The spec refuses these; kept as errors, never a silent unsampled pair.
+                (_, SamplingKind::TruncatedPoisson { .. }) => {
+                    return Err(Error::Incompatible {
+                        field: field("sampling.truncated_poisson"),
+                        reason: format!(
+                            "truncated Poisson sampling is accounted for the gaussian mechanism \
+                             only, not {}",
+                            event.mechanism.name()
+                        ),
+                    })
+                }
                 (_, SamplingKind::RandomAllocation { .. }) => {
                     return Err(Error::Incompatible {
                         field: field("sampling.random_allocation"),
@@ -503,6 +547,13 @@ pub(super) fn integer_pair(
                 reason: "random allocation is accounted for the gaussian mechanism only".into(),
             })
         }
+        SamplingKind::TruncatedPoisson { .. } => {
+            return Err(Error::Incompatible {
+                field: "sampling.truncated_poisson".into(),
+                reason: "truncated Poisson sampling is accounted for the gaussian mechanism only"
+                    .into(),
+            })
+        }
     })
 }
 
@@ -539,7 +590,7 @@ impl Component {
             | Component::Mixture(_) => Symmetry::Asymmetric,
             Component::DiscreteGaussian { pair, .. } => pair_symmetry(*pair),
             Component::Atoms { symmetry, .. } => *symmetry,
-            Component::RandomAllocation(_) => Symmetry::Asymmetric,
+            Component::RandomAllocation(_) | Component::TruncatedPoisson(_) => Symmetry::Asymmetric,
         }
     }
 
@@ -577,6 +628,7 @@ impl Component {
                 PrivacyLossDistribution::from_atoms(atoms, symmetry, step, bound)
             }
             Component::RandomAllocation(allocation) => allocation.pld(bound, step, tail_mass),
+            Component::TruncatedPoisson(tp) => truncated_poisson_pld(tp, bound, step, tail_mass),
         }
     }
 
@@ -594,6 +646,12 @@ impl Component {
             Component::RandomAllocation(a) => {
                 gaussian_width(a.gaussian.mu() * (a.participations as f64).sqrt())
             }
+            // The widest part: a shift of 2Δ.
+            Component::TruncatedPoisson(tp) => tp
+                .upper()
+                .iter()
+                .map(|part| gaussian_width(part.pair.base().mu()))
+                .fold(0.0, f64::max),
             Component::Atoms { atoms, .. } => {
                 let a = atoms.atoms();
                 match (a.first(), a.last()) {
@@ -602,6 +660,46 @@ impl Component {
                 }
             }
         }
+    }
+}
+
+/// One step of truncated Poisson sampling in one bound: upper, the revealed mixture of its
+/// parts' upper PLDs (each part truncated at `tail_mass`, so the mixture is too); lower, the
+/// attained Poisson pair, or no loss at all when its rate underflows.
+fn truncated_poisson_pld(
+    tp: &TruncatedPoissonGaussian,
+    bound: Bound,
+    step: f64,
+    tail_mass: f64,
+) -> Result<PrivacyLossDistribution> {
+    let discretize = |pair: &PoissonSubsampled<Gaussian>| {
+        PrivacyLossDistribution::from_mechanism(pair, Symmetry::Asymmetric, step, tail_mass, bound)
+    };
+    match bound {
+        Bound::Upper => {
+            let parts = tp
+                .upper()
+                .iter()
+                .map(|part| Ok((part.weight, discretize(&part.pair)?)))
+                .collect::<Result<Vec<_>>>()?;
+            if let [(weight, only)] = parts.as_slice() {
+                if *weight == 1.0 {
+                    return Ok(only.clone());
+                }
+            }
+            let refs: Vec<(f64, &PrivacyLossDistribution)> =
+                parts.iter().map(|(w, pld)| (*w, pld)).collect();
+            PrivacyLossDistribution::mixture(&refs)
+        }
+        Bound::Lower => match tp.lower() {
+            Some(pair) => discretize(&pair),
+            None => PrivacyLossDistribution::from_atoms(
+                &discrete::eps_delta(0.0, 0.0),
+                Symmetry::Symmetric,
+                step,
+                Bound::Lower,
+            ),
+        },
     }
 }
 

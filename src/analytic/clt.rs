@@ -23,7 +23,7 @@
 //! `μ ≈ q·sqrt(T(e^{1/σ²} − 1))`, which agrees to first order in q).
 
 use super::event_bounds::NotApplicable;
-use crate::mechanism::analytic_gaussian;
+use crate::mechanism::{analytic_gaussian, Gaussian, TruncatedPoissonGaussian};
 use crate::numeric::log_space::log_sum_exp;
 use crate::spec::{CompositionSpec, Event, MechanismKind, Neighbouring, SamplingKind};
 use serde::Serialize;
@@ -110,6 +110,39 @@ pub fn event_moments(
         let moments = LossMoments {
             mean: mu_squared / 2.0,
             variance: mu_squared,
+        };
+        return Ok([moments; 2]);
+    }
+    if let (
+        &MechanismKind::Gaussian { sigma, sensitivity },
+        SamplingKind::TruncatedPoisson {
+            rate,
+            max_batch_size,
+            dataset_size,
+        },
+    ) = (&event.mechanism.kind, event.sampling.kind)
+    {
+        // The revealed mixture of the PLD's upper bound, each part by Bu et al.'s leading
+        // order (a rate-1 part is the Gaussian itself): mean and variance of the mixture.
+        let gaussian = Gaussian::new(sigma, sensitivity.per_record())
+            .map_err(|e| NotApplicable::new(e.to_string()))?;
+        let tp = TruncatedPoissonGaussian::new(gaussian, rate, max_batch_size, dataset_size)
+            .map_err(|e| NotApplicable::new(e.to_string()))?;
+        let (mut mean, mut second) = (0.0, 0.0);
+        for part in tp.upper() {
+            let (r, mu) = (part.pair.rate(), part.pair.base().mu());
+            let mu_squared = if r >= 1.0 {
+                mu * mu
+            } else {
+                r * r * (mu * mu).exp_m1()
+            };
+            let m = mu_squared / 2.0;
+            mean += part.weight * m;
+            second += part.weight * (mu_squared + m * m);
+        }
+        let moments = LossMoments {
+            mean,
+            variance: (second - mean * mean).max(0.0),
         };
         return Ok([moments; 2]);
     }
@@ -285,6 +318,11 @@ impl OutcomePair {
                     "no CLT estimate for random allocation of this mechanism",
                 ))
             }
+            SamplingKind::TruncatedPoisson { .. } => {
+                return Err(NotApplicable::new(
+                    "no CLT estimate for truncated Poisson sampling of this mechanism",
+                ))
+            }
         };
         Ok(Self::on_points(noise, shift, &p, &q))
     }
@@ -358,6 +396,9 @@ impl OutcomePair {
             )),
             SamplingKind::RandomAllocation { .. } => Err(NotApplicable::new(
                 "no CLT estimate for randomized response with random allocation",
+            )),
+            SamplingKind::TruncatedPoisson { .. } => Err(NotApplicable::new(
+                "no CLT estimate for randomized response with truncated Poisson sampling",
             )),
         }
     }

@@ -11,6 +11,8 @@
 //! Poisson rate q (add/remove):    per-record bound Δ
 //! fixed batch m of n (replace):   replace-one shift 2Δ (or replace_sensitivity as given),
 //!                                 sampling fraction γ = m/n
+//! truncated Poisson (add/remove): the revealed mixture of Poisson-subsampled Gaussians of
+//!                                 `mechanism::truncated_poisson` (shifts Δ and 2Δ)
 //! randomized_response:            the replace-one pair (one answer changed) under both
 //!                                 relations; under add/remove (an absent person's report is
 //!                                 uniform) this pair dominates by joint convexity
@@ -20,6 +22,9 @@
 use super::composition_theorems::ApproxDp;
 use super::rdp::RdpCurve;
 use super::{rdp_mechanisms, rdp_subsampled};
+use crate::mechanism::truncated_poisson::WeightedPair;
+use crate::mechanism::{Gaussian, TruncatedPoissonGaussian};
+use crate::numeric::log_space::log_sum_exp;
 use crate::spec::{Event, MechanismKind, Neighbouring, SamplingKind};
 
 /// Why an accountant cannot use an event (shown as the report's reason).
@@ -139,6 +144,12 @@ pub fn approximate_dp(event: &Event, relation: Neighbouring) -> Result<ApproxDp,
                  allocated, and it has no pure ε)",
             ))
         }
+        SamplingKind::TruncatedPoisson { .. } => {
+            return Err(NotApplicable::new(
+                "the composition theorems take no truncated Poisson sampling (only the \
+                 gaussian is sampled so, and it has no pure ε)",
+            ))
+        }
     })
 }
 
@@ -172,7 +183,9 @@ pub fn zcdp(event: &Event, relation: Neighbouring) -> Result<(f64, f64), NotAppl
         return Ok((participations as f64 * rho, 0.0));
     }
     let unsampled = matches!(event.sampling.kind, SamplingKind::None)
-        || matches!(event.sampling.kind, SamplingKind::Poisson(rate) if rate >= 1.0);
+        || matches!(event.sampling.kind, SamplingKind::Poisson(rate) if rate >= 1.0)
+        || matches!(event.sampling.kind, SamplingKind::TruncatedPoisson {
+            rate, max_batch_size, dataset_size } if rate >= 1.0 && max_batch_size > dataset_size);
     if !unsampled {
         return Err(NotApplicable::new(
             "zCDP has no useful amplification by subsampling (use RDP or the PLD)",
@@ -270,6 +283,18 @@ pub fn rdp_curve(
                 let k = participations as f64;
                 RdpCurve::from_fn(orders, |a| k * rdp_mechanisms::gaussian(a, multiplier))
             }
+            SamplingKind::TruncatedPoisson {
+                rate,
+                max_batch_size,
+                dataset_size,
+            } => {
+                let gaussian = Gaussian::new(sigma, sensitivity.per_record())
+                    .map_err(|e| NotApplicable::new(e.to_string()))?;
+                let tp =
+                    TruncatedPoissonGaussian::new(gaussian, rate, max_batch_size, dataset_size)
+                        .map_err(|e| NotApplicable::new(e.to_string()))?;
+                RdpCurve::from_fn(orders, |a| revealed_mixture_rdp(a, tp.upper()))
+            }
         });
     }
     // The other mechanisms: an unsampled curve under the relation's sensitivity, subsampled
@@ -321,5 +346,40 @@ pub fn rdp_curve(
             "random allocation is accounted for the Gaussian only, not {}",
             event.mechanism.name()
         ))),
+        SamplingKind::TruncatedPoisson { .. } => Err(NotApplicable::new(format!(
+            "truncated Poisson sampling is accounted for the Gaussian only, not {}",
+            event.mechanism.name()
+        ))),
     }
+}
+
+/// The Rényi divergence of a revealed mixture of Poisson-subsampled Gaussians (the pair that
+/// dominates truncated Poisson sampling, see [`TruncatedPoissonGaussian`]):
+///
+/// ```text
+/// D_α = ln(Σᵢ wᵢ·A_α,ᵢ) / (α − 1),     A_α,ᵢ = exp((α − 1)·D_α,ᵢ)      (α > 1; 0 for α ≤ 1)
+/// ```
+/// since `A_α = ∫ p^α q^{1−α}` of a revealed mixture is the weighted sum of the parts'. Each
+/// part's `ln A_α,ᵢ` is Mironov, Talwar & Zhang's bound
+/// ([`rdp_subsampled::poisson_gaussian_log_a`], both directions), so the result bounds the
+/// mixture's in both directions.
+fn revealed_mixture_rdp(order: f64, parts: &[WeightedPair]) -> f64 {
+    if order.is_nan() {
+        return f64::INFINITY;
+    }
+    if order <= 1.0 {
+        return 0.0;
+    }
+    let terms: Vec<f64> = parts
+        .iter()
+        .map(|p| {
+            p.weight.ln()
+                + rdp_subsampled::poisson_gaussian_log_a(
+                    p.pair.rate(),
+                    1.0 / p.pair.base().mu(),
+                    order,
+                )
+        })
+        .collect();
+    (log_sum_exp(&terms) / (order - 1.0)).max(0.0)
 }

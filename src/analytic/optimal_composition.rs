@@ -38,6 +38,7 @@
 //!   algorithm of R).
 
 use crate::bound::Bracket;
+use crate::numeric::binomial::{bd0, stirlerr};
 use crate::numeric::summation::NeumaierSum;
 
 /// Unit round-off of f64.
@@ -271,74 +272,6 @@ impl Leak {
             upper: upper.clamp(0.0, 1.0),
             lower: lower.clamp(0.0, 1.0),
         }
-    }
-}
-
-/// Stirling-series error `ln n! − (n + ½) ln n + n − ½ ln(2π)` for n = 0..=15 (mpmath at 40
-/// digits, rounded to the nearest double; 0 for n = 0 as in Loader's table).
-const STIRLERR_TABLE: [f64; 16] = [
-    0.0,
-    0.08106146679532726,
-    0.0413406959554093,
-    0.02767792568499834,
-    0.020790672103765093,
-    0.016644691189821193,
-    0.013876128823070748,
-    0.01189670994589177,
-    0.010411265261972096,
-    0.009255462182712733,
-    0.00833056343336287,
-    0.007573675487951841,
-    0.00694284010720953,
-    0.006408994188004207,
-    0.0059513701127588475,
-    0.005554733551962801,
-];
-
-/// `ln n! − (n + ½) ln n + n − ½ ln(2π)` (Loader 2000).
-fn stirlerr(n: u64) -> f64 {
-    const S0: f64 = 1.0 / 12.0;
-    const S1: f64 = 1.0 / 360.0;
-    const S2: f64 = 1.0 / 1260.0;
-    const S3: f64 = 1.0 / 1680.0;
-    const S4: f64 = 1.0 / 1188.0;
-    if n <= 15 {
-        return STIRLERR_TABLE[n as usize];
-    }
-    let n = n as f64;
-    let nn = n * n;
-    if n > 500.0 {
-        (S0 - S1 / nn) / n
-    } else if n > 80.0 {
-        (S0 - (S1 - S2 / nn) / nn) / n
-    } else if n > 35.0 {
-        (S0 - (S1 - (S2 - S3 / nn) / nn) / nn) / n
-    } else {
-        (S0 - (S1 - (S2 - (S3 - S4 / nn) / nn) / nn) / nn) / n
-    }
-}
-
-/// The deviance term `x ln(x/m) + m − x ≥ 0` without cancellation (Loader 2000); `ln_m` is
-/// used when `m` is below the normal range.
-fn bd0(x: f64, m: f64, ln_m: f64) -> f64 {
-    if m >= f64::MIN_POSITIVE && (x - m).abs() < 0.1 * (x + m) {
-        let mut v = (x - m) / (x + m);
-        let mut s = (x - m) * v;
-        let mut ej = 2.0 * x * v;
-        v *= v;
-        for j in 1..1000 {
-            ej *= v;
-            let s1 = s + ej / (2 * j + 1) as f64;
-            if s1 == s {
-                return s1;
-            }
-            s = s1;
-        }
-        s
-    } else if m >= 1e-300 {
-        x * (x / m).ln() + m - x
-    } else {
-        x * (x.ln() - ln_m) + m - x
     }
 }
 

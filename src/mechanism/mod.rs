@@ -16,11 +16,13 @@ mod gaussian;
 mod laplace;
 mod mixture_of_gaussians;
 mod poisson_subsampled;
+pub mod truncated_poisson;
 
 pub use gaussian::Gaussian;
 pub use laplace::Laplace;
 pub use mixture_of_gaussians::MixtureOfGaussians;
 pub use poisson_subsampled::PoissonSubsampled;
+pub use truncated_poisson::TruncatedPoissonGaussian;
 
 /// A pair (P, Q) on the real line with a non-increasing privacy loss `L(x) = ln(dP/dQ)(x)`.
 ///

@@ -3,6 +3,8 @@
 //! The bottom of the pipeline: every later stage ([`crate::mechanism`] tails,
 //! [`crate::discretize`] masses, [`crate::pmf`] composition) builds on these.
 //!
+//! - [`binomial`]: binomial log-probabilities (Loader's saddle-point form) and certified
+//!   brackets on binomial tails.
 //! - [`normal`]: the standard normal CDF, its logarithm and tails, accurate in relative terms
 //!   far into the tails.
 //! - [`log_space`]: sums and differences of numbers held as logarithms.
@@ -11,6 +13,7 @@
 //!
 //! None of these know about privacy; each documents its accuracy.
 
+pub mod binomial;
 pub mod fft_convolution;
 pub mod log_space;
 pub mod normal;

@@ -8,6 +8,7 @@
 //!   and the bookkeeping of what truncation and round-off moved where.
 //! - [`composition`]: self-composition by one FFT power and heterogeneous composition, with
 //!   truncated mass charged to +∞ (upper bound) or dropped (lower bound).
+//! - [`mixture`]: the PMF of a revealed mixture of pairs (the weighted sum).
 //! - [`hockey_stick`]: δ(ε) and ε(δ) from the hockey-stick divergence of the PMF.
 //! - [`tail_moments`]: exponential moments at fixed tilts, for the Chernoff bounds that size
 //!   self-composition windows.
@@ -15,6 +16,7 @@
 pub mod composition;
 pub mod grid_pmf;
 pub mod hockey_stick;
+pub mod mixture;
 pub mod tail_moments;
 
 pub use grid_pmf::GridPmf;

@@ -42,7 +42,8 @@ impl Event {
     /// # Errors
     /// [`Error::Incompatible`] naming `sampling` when the scheme has no worst-case pair for
     /// the mechanism (Poisson sampling of `mixture_of_gaussians` or `pmf_pair`; fixed batches
-    /// of anything but additive noise).
+    /// of anything but additive noise; random allocation or truncated Poisson sampling of
+    /// anything but the Gaussian).
     pub fn with_sampling(mut self, sampling: Sampling) -> Result<Self> {
         check_sampling_applies(&self.mechanism, sampling)?;
         self.sampling = sampling;
@@ -64,6 +65,24 @@ impl Event {
     /// As [`Sampling::fixed_batch`] and [`Event::with_sampling`].
     pub fn fixed_batch(self, batch_size: u64, dataset_size: u64) -> Result<Self> {
         self.with_sampling(Sampling::fixed_batch(batch_size, dataset_size)?)
+    }
+
+    /// The same event on a truncated Poisson sample: rate `rate` over `dataset_size` records,
+    /// the batch cut to `max_batch_size` (add/remove neighbouring, Gaussian noise).
+    ///
+    /// # Errors
+    /// As [`Sampling::truncated_poisson`] and [`Event::with_sampling`].
+    pub fn truncated_poisson(
+        self,
+        rate: f64,
+        max_batch_size: u64,
+        dataset_size: u64,
+    ) -> Result<Self> {
+        self.with_sampling(Sampling::truncated_poisson(
+            rate,
+            max_batch_size,
+            dataset_size,
+        )?)
     }
 
     /// The same event run `count` times.
@@ -106,6 +125,14 @@ impl Event {
                     field: "sampling.random_allocation".into(),
                     reason: "random allocation is accounted under \"add_remove\" neighbouring \
                              (the relation its worst-case pair is proven for)"
+                        .into(),
+                })
+            }
+            (SamplingKind::TruncatedPoisson { .. }, Neighbouring::Replace) => {
+                return Err(Error::Incompatible {
+                    field: "sampling.truncated_poisson".into(),
+                    reason: "truncated Poisson sampling is accounted under \"add_remove\" \
+                             neighbouring (the relation its worst-case pair is proven for)"
                         .into(),
                 })
             }

@@ -262,7 +262,8 @@ pub(super) fn parse_sampling(value: &Value) -> Result<Sampling> {
         Error::invalid(
             "sampling",
             Value::Object(object.clone()),
-            "exactly one of \"poisson\", \"fixed_batch\" or \"random_allocation\"",
+            "exactly one of \"poisson\", \"fixed_batch\", \"random_allocation\" or \
+             \"truncated_poisson\"",
         )
     };
     if object.len() != 1 {
@@ -330,6 +331,54 @@ pub(super) fn parse_sampling(value: &Value) -> Result<Sampling> {
             Some(value) => json_whole(value, &format!("{field}.participations"), 1, u64::MAX)?,
         };
         return Sampling::random_allocation(steps, participations);
+    }
+    if let Some(truncated) = object.get("truncated_poisson") {
+        let field = "sampling.truncated_poisson";
+        let truncated = truncated.as_object().ok_or_else(|| {
+            Error::invalid(
+                field,
+                truncated,
+                "{\"rate\": q, \"max_batch_size\": B, \"dataset_size\": n}",
+            )
+        })?;
+        reject_unknown_keys(truncated, &["rate", "max_batch_size", "dataset_size"])
+            .map_err(|e| relocate(e, field))?;
+        let missing = |key: &str, hint: &str| Error::MissingParameter {
+            name: format!("{field}.{key}"),
+            hint: hint.into(),
+        };
+        let rate = match truncated.get("rate") {
+            None | Some(Value::Null) => {
+                return Err(missing(
+                    "rate",
+                    "give the Poisson rate q with 0 < q ≤ 1 (each record's chance to be drawn \
+                     before the cut)",
+                ))
+            }
+            Some(Value::Number(q)) => q.as_f64().unwrap_or(f64::NAN),
+            Some(other) => {
+                return Err(Error::invalid(
+                    format!("{field}.rate"),
+                    other,
+                    RATE_REQUIREMENT,
+                ))
+            }
+        };
+        let whole = |key: &str, max: u64, hint: &str| match truncated.get(key) {
+            None | Some(Value::Null) => Err(missing(key, hint)),
+            Some(value) => json_whole(value, &format!("{field}.{key}"), 1, max),
+        };
+        let max_batch_size = whole(
+            "max_batch_size",
+            u64::MAX,
+            "give the largest batch B the sample is cut to",
+        )?;
+        let dataset_size = whole(
+            "dataset_size",
+            MAX_DATASET_SIZE,
+            "give the number of records n the sample is drawn from",
+        )?;
+        return Sampling::truncated_poisson(rate, max_batch_size, dataset_size);
     }
     Err(exactly_one())
 }

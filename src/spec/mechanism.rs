@@ -416,6 +416,20 @@ impl MechanismSpec {
         Event::new(self).fixed_batch(batch_size, dataset_size)
     }
 
+    /// An event running this mechanism on a truncated Poisson sample (see
+    /// [`Event::truncated_poisson`]).
+    ///
+    /// # Errors
+    /// As [`Event::truncated_poisson`].
+    pub fn truncated_poisson(
+        self,
+        rate: f64,
+        max_batch_size: u64,
+        dataset_size: u64,
+    ) -> Result<Event> {
+        Event::new(self).truncated_poisson(rate, max_batch_size, dataset_size)
+    }
+
     /// An event running this mechanism `count` times on every record (see [`Event::repeat`]).
     ///
     /// # Errors

@@ -71,7 +71,10 @@
 //!   (k optional, default 1): in every epoch of t steps each record takes part in exactly k
 //!   of them, chosen uniformly at random; k = 1 is balls-in-bins batching (needs
 //!   `"add_remove"`, Gaussian noise only). With random allocation `count` is the number of
-//!   epochs.
+//!   epochs. Or `{"truncated_poisson": {"rate": q, "max_batch_size": B, "dataset_size": n}}`,
+//!   0 < q ≤ 1, B ≥ 1, 1 ≤ n ≤ 10¹²: Poisson sampling at rate q over n records whose batch
+//!   is cut to a uniformly random B of them when larger (needs `"add_remove"`, Gaussian noise
+//!   only; the accounting covers both neighbours of the n-record dataset, n − 1 and n + 1).
 //! - The mechanisms and their parameters:
 //!
 //! | mechanism | parameters |
@@ -165,8 +168,9 @@ const POSITIVE: &str = "a finite number > 0";
 const COUNT_REQUIREMENT: &str = "a whole number ≥ 1 (at most 10^12)";
 const RATE_REQUIREMENT: &str = "a number in (0, 1]";
 const SAMPLING_REQUIREMENT: &str = "{\"poisson\": q}, {\"fixed_batch\": {\"batch_size\": m, \
-     \"dataset_size\": n}} or {\"random_allocation\": {\"steps_per_epoch\": t, \
-     \"participations\": k}}";
+     \"dataset_size\": n}}, {\"random_allocation\": {\"steps_per_epoch\": t, \
+     \"participations\": k}} or {\"truncated_poisson\": {\"rate\": q, \"max_batch_size\": B, \
+     \"dataset_size\": n}}";
 
 // ---------------------------------------------------------------------------------------------
 // Neighbouring

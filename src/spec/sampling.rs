@@ -17,22 +17,34 @@ pub(crate) enum SamplingKind {
         steps_per_epoch: u64,
         participations: u64,
     },
+    /// Poisson sampling at rate `rate` over `dataset_size` records, the batch cut to
+    /// `max_batch_size` records (a uniformly random subset) when it is larger.
+    TruncatedPoisson {
+        rate: f64,
+        max_batch_size: u64,
+        dataset_size: u64,
+    },
 }
 
 /// Most steps per epoch of random allocation.
 pub const MAX_STEPS_PER_EPOCH: u64 = 1_000_000_000_000;
 
+/// Largest dataset of truncated Poisson sampling (its binomial tails are summed term by term).
+pub const MAX_DATASET_SIZE: u64 = 1_000_000_000_000;
+
 /// How the records entering an event are chosen: every record ([`Sampling::none`], the
 /// default), Poisson sampling ([`Sampling::poisson`], add/remove neighbouring), a uniformly
 /// random fixed batch drawn without replacement ([`Sampling::fixed_batch`], replace
-/// neighbouring, additive noise only) or random allocation ([`Sampling::random_allocation`],
+/// neighbouring, additive noise only), random allocation ([`Sampling::random_allocation`],
 /// balls-in-bins batching: add/remove neighbouring, Gaussian noise, the event's count is the
-/// number of epochs).
+/// number of epochs) or truncated Poisson sampling ([`Sampling::truncated_poisson`]: Poisson
+/// sampling whose batch is cut to a maximum size; add/remove neighbouring, Gaussian noise).
 ///
 /// serde writes it as the event's `sampling` value: `{"poisson": q}`,
-/// `{"fixed_batch": {"batch_size": m, "dataset_size": n}}` or
-/// `{"random_allocation": {"steps_per_epoch": t, "participations": k}}`, and no sampling as
-/// `null` (an event leaves the key out instead).
+/// `{"fixed_batch": {"batch_size": m, "dataset_size": n}}`,
+/// `{"random_allocation": {"steps_per_epoch": t, "participations": k}}` or
+/// `{"truncated_poisson": {"rate": q, "max_batch_size": B, "dataset_size": n}}`, and no
+/// sampling as `null` (an event leaves the key out instead).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sampling {
     pub(crate) kind: SamplingKind,
@@ -124,13 +136,67 @@ impl Sampling {
         })
     }
 
-    /// `"none"`, `"poisson"`, `"fixed_batch"` or `"random_allocation"`.
+    /// Truncated Poisson sampling: each of the `dataset_size` records is drawn independently
+    /// with probability `rate`, and a batch of more than `max_batch_size` records is cut to a
+    /// uniformly random subset of `max_batch_size` of them (dp_accounting's
+    /// `TruncatedSubsampledGaussianDpEvent`; Ganesh, "Tighter privacy analysis for truncated
+    /// Poisson sampling", arXiv:2508.15089, 2025). The accounting covers both neighbours of a
+    /// dataset of n records: one record fewer (n − 1) and one more (n + 1).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming `sampling.truncated_poisson.rate` unless
+    /// 0 < rate ≤ 1, `.max_batch_size` unless ≥ 1, or `.dataset_size` unless
+    /// 1 ≤ n ≤ [`MAX_DATASET_SIZE`].
+    pub fn truncated_poisson(rate: f64, max_batch_size: u64, dataset_size: u64) -> Result<Self> {
+        if !(rate > 0.0 && rate <= 1.0) {
+            return Err(invalid_number(
+                "sampling.truncated_poisson.rate",
+                rate,
+                RATE_REQUIREMENT,
+            ));
+        }
+        let max_batch_size = check_whole(
+            "sampling.truncated_poisson.max_batch_size",
+            max_batch_size,
+            1,
+            u64::MAX,
+        )?;
+        let dataset_size = check_whole(
+            "sampling.truncated_poisson.dataset_size",
+            dataset_size,
+            1,
+            MAX_DATASET_SIZE,
+        )?;
+        Ok(Sampling {
+            kind: SamplingKind::TruncatedPoisson {
+                rate,
+                max_batch_size,
+                dataset_size,
+            },
+        })
+    }
+
+    /// `"none"`, `"poisson"`, `"fixed_batch"`, `"random_allocation"` or
+    /// `"truncated_poisson"`.
     pub fn name(&self) -> &'static str {
         match self.kind {
             SamplingKind::None => "none",
             SamplingKind::Poisson(_) => "poisson",
             SamplingKind::FixedBatch { .. } => "fixed_batch",
             SamplingKind::RandomAllocation { .. } => "random_allocation",
+            SamplingKind::TruncatedPoisson { .. } => "truncated_poisson",
+        }
+    }
+
+    /// `(rate, max_batch_size, dataset_size)` of truncated Poisson sampling.
+    pub fn truncated_poisson_parameters(&self) -> Option<(f64, u64, u64)> {
+        match self.kind {
+            SamplingKind::TruncatedPoisson {
+                rate,
+                max_batch_size,
+                dataset_size,
+            } => Some((rate, max_batch_size, dataset_size)),
+            _ => None,
         }
     }
 
@@ -194,6 +260,17 @@ impl Sampling {
                     "participations": participations
                 }
             }),
+            SamplingKind::TruncatedPoisson {
+                rate,
+                max_batch_size,
+                dataset_size,
+            } => serde_json::json!({
+                "truncated_poisson": {
+                    "rate": rate,
+                    "max_batch_size": max_batch_size,
+                    "dataset_size": dataset_size
+                }
+            }),
         }
     }
 }
@@ -201,7 +278,8 @@ impl Sampling {
 /// Refuse sampling schemes that have no proven worst-case pair for the mechanism.
 ///
 /// Poisson sampling applies to additive noise, randomized response and `eps_delta`, whose
-/// pairs are symmetric; sampling without replacement to additive noise only. A mixture of
+/// pairs are symmetric; sampling without replacement to additive noise only; random
+/// allocation and truncated Poisson sampling to the Gaussian only. A mixture of
 /// Gaussians already describes a sampled mechanism, and a pmf_pair should list the sampled
 /// mechanism's own pair.
 pub(super) fn check_sampling_applies(mechanism: &MechanismSpec, sampling: Sampling) -> Result<()> {
@@ -243,6 +321,18 @@ pub(super) fn check_sampling_applies(mechanism: &MechanismSpec, sampling: Sampli
             field: "sampling.random_allocation".into(),
             reason: format!(
                 "random allocation is accounted for the gaussian mechanism only, not {name}"
+            ),
+        }),
+        SamplingKind::TruncatedPoisson { .. }
+            if matches!(mechanism.kind, MechanismKind::Gaussian { .. }) =>
+        {
+            Ok(())
+        }
+        SamplingKind::TruncatedPoisson { .. } => Err(Error::Incompatible {
+            field: "sampling.truncated_poisson".into(),
+            reason: format!(
+                "truncated Poisson sampling is accounted for the gaussian mechanism only \
+                 (the DP-SGD case), not {name}"
             ),
         }),
     }
