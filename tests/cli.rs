@@ -1241,7 +1241,7 @@ fn bad_rows() -> Vec<Bad> {
                 "--delta",
                 "1e-5",
             ],
-            &["--sampling", "truncated-poisson"],
+            &["--max-batch-size", "truncated-poisson"],
         ),
         flags(
             &[

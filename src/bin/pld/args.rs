@@ -351,7 +351,8 @@ pub struct SpecArgs {
     /// DP-SGD: how batches are drawn (default poisson, Opacus' assumption). fixed-batch: B of
     /// N without replacement each step (replace-one neighbours); balls-in-bins: every epoch
     /// each record goes to one of ⌈N/B⌉ batches at random (random allocation), counted in
-    /// whole epochs; shuffle and truncated-poisson are not accounted yet.
+    /// whole epochs; truncated-poisson: Poisson batches cut to --max-batch-size (needs
+    /// --dataset-size); shuffle is not accounted yet.
     #[arg(long, value_enum, help_heading = "DP-SGD")]
     pub sampling: Option<BatchSampling>,
     /// DP-SGD with --sampling truncated-poisson: the largest batch kept.

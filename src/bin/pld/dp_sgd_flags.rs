@@ -15,7 +15,9 @@
 //!   which must then be a whole number) chosen uniformly at random: random allocation,
 //!   counted in whole epochs (`⌈epochs⌉`, or `⌈steps / t⌉`): a partial epoch releases part
 //!   of a whole one's outputs, so counting it whole never under-counts.
-//! - `shuffle` and `truncated-poisson` are refused with the reason.
+//! - `truncated-poisson`: Poisson sampling at q over N = --dataset-size records, each batch
+//!   cut to at most --max-batch-size (add/remove).
+//! - `shuffle` is refused with the reason.
 //!
 //! q = B/N is Opacus' Poisson sampling with expected batch size B. Epochs become
 //! `⌈epochs / q⌉` steps, TensorFlow Privacy's `compute_dp_sgd_privacy` convention: one epoch is
@@ -36,6 +38,12 @@ pub enum Scheme {
     FixedBatch { batch_size: u64, dataset_size: u64 },
     /// Random allocation to one of `steps_per_epoch` steps, `epochs` times.
     BallsInBins { steps_per_epoch: u64, epochs: u64 },
+    /// Poisson sampling at `DpSgd::sampling_rate` over `dataset_size` records, batches cut
+    /// to `max_batch_size`; `DpSgd::steps` steps.
+    TruncatedPoisson {
+        max_batch_size: u64,
+        dataset_size: u64,
+    },
 }
 
 impl Scheme {
@@ -45,6 +53,7 @@ impl Scheme {
             Scheme::Poisson => "poisson",
             Scheme::FixedBatch { .. } => "fixed-batch",
             Scheme::BallsInBins { .. } => "balls-in-bins",
+            Scheme::TruncatedPoisson { .. } => "truncated-poisson",
         }
     }
 }
@@ -152,10 +161,42 @@ impl DpSgd {
                 })
             }
             BatchSampling::TruncatedPoisson => {
-                return Err(Error::Incompatible {
-                    field: "--sampling".into(),
-                    reason: "truncated-poisson is not accounted yet".into(),
-                })
+                let Some(max_batch_size) = args.max_batch_size else {
+                    return Err(Error::MissingParameter {
+                        name: "--max-batch-size".into(),
+                        hint: "--sampling truncated-poisson cuts every batch to at most \
+                               --max-batch-size records"
+                            .into(),
+                    });
+                };
+                let Some(dataset_size) = args.dataset_size else {
+                    return Err(Error::MissingParameter {
+                        name: "--dataset-size".into(),
+                        hint: "--sampling truncated-poisson needs the number of records N \
+                               (with --batch-size for q = B/N, or with --sampling-rate)"
+                            .into(),
+                    });
+                };
+                let (rate, rate_text) = match (args.sampling_rate, args.batch_size) {
+                    (Some(q), None) => {
+                        if !(q.is_finite() && q > 0.0 && q <= 1.0) {
+                            return Err(Error::invalid("--sampling-rate", q, "a number in (0, 1]"));
+                        }
+                        (q, format!("sampling rate {q}"))
+                    }
+                    _ => sampling_rate(args)?,
+                };
+                let (steps, steps_text) = steps(args, rate)?;
+                (
+                    rate,
+                    format!("{rate_text}, batches cut to {max_batch_size} of {dataset_size}"),
+                    steps,
+                    steps_text,
+                    Scheme::TruncatedPoisson {
+                        max_batch_size,
+                        dataset_size,
+                    },
+                )
             }
         };
         let noise_text = match noise_multiplier {
@@ -195,6 +236,22 @@ impl DpSgd {
                 CompositionSpec::replace()
                     .event(
                         g.fixed_batch(batch_size, dataset_size)?
+                            .repeat(self.steps)?,
+                    )
+                    .build()
+            }),
+            Scheme::TruncatedPoisson {
+                max_batch_size,
+                dataset_size,
+            } => gaussian().and_then(|g| {
+                CompositionSpec::add_remove()
+                    .event(
+                        g.once()
+                            .with_sampling(Sampling::truncated_poisson(
+                                self.sampling_rate,
+                                max_batch_size,
+                                dataset_size,
+                            )?)?
                             .repeat(self.steps)?,
                     )
                     .build()
