@@ -181,7 +181,9 @@ pub fn compare(
 
 /// The composition as Poisson accounting would see it, when its sampling is not Poisson:
 /// random allocation of k of t steps becomes Poisson sampling at rate k/t over t steps per
-/// epoch, truncated Poisson sampling the same Poisson sampling without the cut; fixed batches of B out of N (every event, Gaussian, under replace-one) become
+/// epoch, truncated Poisson sampling the same Poisson sampling without the cut; fixed batches
+/// of B out of N (every event Gaussian, under replace-one, the per-record bound half the
+/// replace-one shift) become
 /// Poisson sampling at rate B/N under add/remove, Opacus' accounting of a fixed-size loader.
 /// `None` when every event is already Poisson-sampled or unsampled, or for mixes this does
 /// not cover.
@@ -222,8 +224,18 @@ fn poisson_counterpart(spec: &CompositionSpec) -> Option<(CompositionSpec, Strin
         let mut events = Vec::with_capacity(spec.events.len());
         for event in &spec.events {
             let (b, n) = event.sampling.batch()?;
+            // The Gaussian with the per-record bound: half the replace-one shift (as given
+            // by `sensitivity`, or `replace_sensitivity` / 2).
+            let crate::spec::MechanismKind::Gaussian { sigma, sensitivity } = event.mechanism.kind
+            else {
+                return None;
+            };
+            let per_record = sensitivity.pair_shift(crate::spec::Neighbouring::Replace) / 2.0;
+            let mechanism = crate::spec::MechanismSpec::gaussian(sigma)
+                .and_then(|g| g.with_sensitivity(per_record))
+                .ok()?;
             events.push(
-                crate::spec::Event::new(event.mechanism.clone())
+                crate::spec::Event::new(mechanism)
                     .poisson(b as f64 / n as f64)
                     .ok()?
                     .repeat(event.count)
