@@ -181,16 +181,19 @@ pub fn compare(
 
 /// The composition as Poisson accounting would see it, when its sampling is not Poisson:
 /// random allocation of k of t steps becomes Poisson sampling at rate k/t over t steps per
-/// epoch, truncated Poisson sampling the same Poisson sampling without the cut; fixed batches
+/// epoch, shuffling into t batches (under add/remove) Poisson sampling at rate 1/t over t
+/// steps per epoch, truncated Poisson sampling the same Poisson sampling without the cut; fixed batches
 /// of B out of N (every event Gaussian, under replace-one, the per-record bound half the
 /// replace-one shift) become
 /// Poisson sampling at rate B/N under add/remove, Opacus' accounting of a fixed-size loader.
 /// `None` when every event is already Poisson-sampled or unsampled, or for mixes this does
 /// not cover.
 fn poisson_counterpart(spec: &CompositionSpec) -> Option<(CompositionSpec, String)> {
+    let add_remove = spec.neighbouring == crate::spec::Neighbouring::AddRemove;
     let allocation = spec.events.iter().any(|e| {
         e.sampling.random_allocation_steps().is_some()
             || e.sampling.truncated_poisson_parameters().is_some()
+            || (add_remove && e.sampling.shuffle_steps().is_some())
     });
     let batches = spec.events.iter().all(|e| e.sampling.batch().is_some())
         && spec.neighbouring == crate::spec::Neighbouring::Replace;
@@ -198,21 +201,23 @@ fn poisson_counterpart(spec: &CompositionSpec) -> Option<(CompositionSpec, Strin
         let mut events = Vec::with_capacity(spec.events.len());
         for event in &spec.events {
             let truncated = event.sampling.truncated_poisson_parameters();
-            events.push(
-                match (event.sampling.random_allocation_steps(), truncated) {
-                    (Some((t, k)), _) => crate::spec::Event::new(event.mechanism.clone())
-                        .poisson(k as f64 / t as f64)
-                        .ok()?
-                        .repeat(event.count.checked_mul(t)?)
-                        .ok()?,
-                    (None, Some((rate, _, _))) => crate::spec::Event::new(event.mechanism.clone())
-                        .poisson(rate)
-                        .ok()?
-                        .repeat(event.count)
-                        .ok()?,
-                    _ => event.clone(),
-                },
-            );
+            let allocated = event
+                .sampling
+                .random_allocation_steps()
+                .or_else(|| event.sampling.shuffle_steps().map(|t| (t, 1)));
+            events.push(match (allocated, truncated) {
+                (Some((t, k)), _) => crate::spec::Event::new(event.mechanism.clone())
+                    .poisson(k as f64 / t as f64)
+                    .ok()?
+                    .repeat(event.count.checked_mul(t)?)
+                    .ok()?,
+                (None, Some((rate, _, _))) => crate::spec::Event::new(event.mechanism.clone())
+                    .poisson(rate)
+                    .ok()?
+                    .repeat(event.count)
+                    .ok()?,
+                _ => event.clone(),
+            });
         }
         let poisson = CompositionSpec::new(spec.neighbouring, events).ok()?;
         return Some((

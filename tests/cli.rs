@@ -1216,16 +1216,14 @@ fn bad_rows() -> Vec<Bad> {
                 "1",
                 "--sampling",
                 "shuffle",
-                "--batch-size",
-                "600",
-                "--dataset-size",
-                "60000",
+                "--sampling-rate",
+                "0.03",
                 "--epochs",
                 "1",
                 "--delta",
                 "1e-5",
             ],
-            &["--sampling", "shuffle", "not accounted yet"],
+            &["--sampling-rate", "0.03", "shuffle"],
         ),
         flags(
             &[
@@ -3356,6 +3354,74 @@ fn sampling_flags_build_the_scheme_they_name() {
         table.contains("300 mechanism runs in 3 epochs of random allocation"),
         "{table}"
     );
+
+    // Shuffle: the flags give the spec's answer, say which sampling was accounted and why
+    // the bracket is wide; compare shows the Poisson claim at rate 1/t.
+    let shuffled = r#"{"events": [{"mechanism": "gaussian", "sigma": 1,
+        "sampling": {"shuffle": {"steps_per_epoch": 100}}, "count": 3}]}"#;
+    let from_spec = run_json(
+        &[
+            "epsilon", "--spec", "-", "--delta", "1e-5", "--format", "json",
+        ],
+        Some(shuffled),
+    );
+    let shuffle_flags = [
+        "--noise-multiplier",
+        "1",
+        "--sampling",
+        "shuffle",
+        "--batch-size",
+        "600",
+        "--dataset-size",
+        "60000",
+        "--epochs",
+        "3",
+        "--delta",
+        "1e-5",
+        "--format",
+        "json",
+    ];
+    let mut args = vec!["epsilon"];
+    args.extend(shuffle_flags);
+    let json = run_json(&args, None);
+    assert_eq!(json["epsilon"], from_spec["epsilon"], "{json}");
+    assert_eq!(json["inputs"]["dp_sgd"]["sampling"], "shuffle", "{json}");
+    assert_eq!(json["inputs"]["sampling"][0], "shuffle", "{json}");
+    assert_eq!(json["inputs"]["total_runs"], 300, "{json}");
+    let caveat = json["inputs"]["caveats"][0].as_str().unwrap();
+    assert!(caveat.contains("no bound with amplification"), "{json}");
+    let mut args = vec!["compare"];
+    args.extend(shuffle_flags);
+    let compare = run_json(&args, None);
+    let rows = compare["rows"].as_array().unwrap();
+    let value = |method: &str| {
+        rows.iter()
+            .find(|r| r["method"] == method)
+            .unwrap_or_else(|| panic!("{method}: {compare}"))["epsilon"]
+            .as_f64()
+            .unwrap()
+    };
+    let poisson = run_json(
+        &[
+            "epsilon",
+            "--noise-multiplier",
+            "1",
+            "--sampling-rate",
+            "0.01",
+            "--steps",
+            "300",
+            "--delta",
+            "1e-5",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(
+        value("poisson_claim"),
+        poisson["epsilon"]["upper"].as_f64().unwrap()
+    );
+    assert!(value("poisson_claim") < value("pld_lower"), "{compare}");
 
     let fixed = r#"{"neighbouring": "replace", "events": [{"mechanism": "gaussian", "sigma": 1,
         "sampling": {"fixed_batch": {"batch_size": 600, "dataset_size": 60000}}, "count": 200}]}"#;

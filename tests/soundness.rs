@@ -100,6 +100,8 @@ enum Samp {
     Alloc(u64, u64),
     /// Truncated Poisson sampling: (rate q, max batch size B, dataset size n).
     Trunc(f64, u64, u64),
+    /// Shuffling into t batches per epoch; the count is epochs.
+    Shuffle(u64),
 }
 
 #[derive(Clone, Debug)]
@@ -240,6 +242,8 @@ fn draw_event(rng: &mut ChaCha8Rng, replace: bool, cheap: bool) -> Ev {
     let samplable = !matches!(mech, Mech::Mixture { .. } | Mech::PmfPair { .. });
     let samp = if !samplable || rng.gen_bool(0.5) {
         Samp::None
+    } else if matches!(mech, Mech::Gaussian { .. }) && rng.gen_bool(0.15) {
+        Samp::Shuffle(log_uniform_int(rng, 1, 1_000_000))
     } else if !replace && matches!(mech, Mech::Gaussian { .. }) && rng.gen_bool(0.6) {
         if rng.gen_bool(0.35) {
             let n = log_uniform_int(rng, 1, 100_000);
@@ -363,6 +367,7 @@ fn event_json(ev: &Ev) -> Value {
             v["sampling"] =
                 json!({"truncated_poisson": {"rate": q, "max_batch_size": b, "dataset_size": n}})
         }
+        Samp::Shuffle(t) => v["sampling"] = json!({"shuffle": {"steps_per_epoch": t}}),
     }
     v["count"] = json!(ev.count);
     v
@@ -475,7 +480,7 @@ fn rate(samp: Samp) -> Option<(f64, bool)> {
         Samp::Fixed(m, n) if m >= n => None,
         Samp::Fixed(m, n) => Some((m as f64 / n as f64, true)),
         // Handled apart in `truth_for` (never as an unsampled pair).
-        Samp::Alloc(..) | Samp::Trunc(..) => None,
+        Samp::Alloc(..) | Samp::Trunc(..) | Samp::Shuffle(..) => None,
     }
 }
 
@@ -716,11 +721,30 @@ fn truth_for(case: &Case) -> Truth {
             }
         }
     }
-    for ev in case
-        .events
-        .iter()
-        .filter(|ev| !matches!(ev.samp, Samp::Alloc(..) | Samp::Trunc(..)))
-    {
+    // Shuffling: the sum of an epoch's t outputs moves by the relation's shift (Δ zeroed
+    // out, 2Δ replaced) under noise σ√t, a post-processing (lower); one batch per epoch is
+    // no sampling.
+    for ev in &case.events {
+        if let (&Mech::Gaussian { sigma, sens }, Samp::Shuffle(t)) = (&ev.mech, ev.samp) {
+            let shift = factor(replace, ev.samp) * sens / sigma;
+            if t == 1 {
+                mu2 += ev.count as f64 * shift * shift;
+                any_gaussian = true;
+            } else {
+                allocated = true;
+                let mu = (ev.count as f64).sqrt() * shift / (t as f64).sqrt();
+                truth
+                    .lower
+                    .push((format!("shuffle sum μ={mu:e}"), gaussian_fn(mu)));
+            }
+        }
+    }
+    for ev in case.events.iter().filter(|ev| {
+        !matches!(
+            ev.samp,
+            Samp::Alloc(..) | Samp::Trunc(..) | Samp::Shuffle(..)
+        )
+    }) {
         match (&ev.mech, rate(ev.samp)) {
             (&Mech::Gaussian { sigma, sens }, None) => {
                 let mu = factor(replace, ev.samp) * sens / sigma;

@@ -684,6 +684,7 @@ impl Accountant {
         });
         let mut refinements = 0;
         let mut coarsenings = 0;
+        let mut stalls = 0;
         let mut best: Option<Bracket> = None;
         let budget = self.options.memory_budget_bytes() as f64;
         loop {
@@ -756,8 +757,20 @@ impl Accountant {
             let stalled = tilts == 0
                 && !met
                 && (share.is_nan() || share >= 1.0 || (not_narrowing && share >= 1e-3));
-            let give_up =
-                fixed.is_some() || met || !width.is_finite() || refinements >= MAX_REFINEMENTS;
+            // Finer grids that did not narrow the bracket by a tenth: the width is not the
+            // grid's (a lower bound that is loose by nature, e.g. shuffling, or a floor of the
+            // tails), and finer grids would only cost more. Once is enough when the plan has
+            // such a lower bound; otherwise twice in a row (a lower bound off the lattice
+            // can stall for one refinement and then converge). A cost rule only: every
+            // bracket returned is guaranteed whatever the grid.
+            stalls = if not_narrowing { stalls + 1 } else { 0 };
+            let patience = if self.plan.loose_by_nature() { 1 } else { 2 };
+            let converged = !met && stalls >= patience;
+            let give_up = fixed.is_some()
+                || met
+                || !width.is_finite()
+                || refinements >= MAX_REFINEMENTS
+                || converged;
             let mut next = self
                 .plan
                 .aligned_step(step * (0.95 * (wanted / width).sqrt()).clamp(0.1, 0.8));
@@ -776,6 +789,8 @@ impl Accountant {
                     None
                 } else if stalled {
                     Some("round-off")
+                } else if converged {
+                    Some("not narrowing")
                 } else if over_budget {
                     Some("memory budget")
                 } else if too_large {
@@ -815,6 +830,7 @@ mod ledger;
 mod parallel;
 mod plan;
 mod settings;
+mod shuffle;
 
 use cache::{GridKey, PldCache, Source};
 pub use filters::{GdpFilter, RdpFilter, FILTER_ORDERS};

@@ -2,6 +2,7 @@
 //! accountant discretizes and composes.
 
 use super::allocation::Allocation;
+use super::shuffle::ShuffleEpoch;
 use super::*;
 use crate::mechanism::TruncatedPoissonGaussian;
 use crate::spec::Shift;
@@ -40,6 +41,8 @@ pub(super) enum Component {
     },
     /// One epoch of random allocation (k < t) of Gaussian steps.
     RandomAllocation(Allocation),
+    /// One epoch of shuffled batches (t ≥ 2) of Gaussian steps: different pairs per bound.
+    Shuffle(ShuffleEpoch),
     /// Gaussian noise on a truncated Poisson sample that may be cut (B ≤ n): a revealed
     /// mixture of Poisson-subsampled Gaussians above, an attained one below.
     TruncatedPoisson(TruncatedPoissonGaussian),
@@ -91,6 +94,8 @@ impl Plan {
                     runs_per_count = steps_per_epoch;
                     SamplingKind::None
                 }
+                // One batch per epoch: every record in every step.
+                SamplingKind::Shuffle { steps_per_epoch: 1 } => SamplingKind::None,
                 SamplingKind::Poisson(rate) if rate >= 1.0 => SamplingKind::None,
                 // A batch that can never exceed B (both neighbours have at most n + 1 ≤ B
                 // records) is never cut: plain Poisson sampling, the very same component.
@@ -178,7 +183,29 @@ impl Plan {
                             .map_err(located)?,
                     )
                 }
+                // Shuffling (t ≥ 2): its pairs in `shuffle.rs`. Either relation: the upper
+                // bound's shift is the relation's; the zero-out test of Chua et al. needs
+                // add/remove (the record's contribution Δ against nothing).
+                (
+                    &MechanismKind::Gaussian { sigma, sensitivity },
+                    SamplingKind::Shuffle { steps_per_epoch },
+                ) => Component::Shuffle(ShuffleEpoch {
+                    step: Gaussian::new(sigma, sensitivity.pair_shift(relation))
+                        .map_err(located)?,
+                    zero_out_shift: (relation == Neighbouring::AddRemove)
+                        .then(|| sensitivity.per_record()),
+                    steps_per_epoch,
+                }),
                 // The spec refuses these; kept as errors, never a silent unsampled pair.
+                (_, SamplingKind::Shuffle { .. }) => {
+                    return Err(Error::Incompatible {
+                        field: field("sampling.shuffle"),
+                        reason: format!(
+                            "shuffling is accounted for the gaussian mechanism only, not {}",
+                            event.mechanism.name()
+                        ),
+                    })
+                }
                 (_, SamplingKind::TruncatedPoisson { .. }) => {
                     return Err(Error::Incompatible {
                         field: field("sampling.truncated_poisson"),
@@ -554,6 +581,12 @@ pub(super) fn integer_pair(
                     .into(),
             })
         }
+        SamplingKind::Shuffle { .. } => {
+            return Err(Error::Incompatible {
+                field: "sampling.shuffle".into(),
+                reason: "shuffling is accounted for the gaussian mechanism only".into(),
+            })
+        }
     })
 }
 
@@ -581,6 +614,18 @@ pub(super) fn atoms_component(atoms: LossAtoms, epsilon: f64, sampling: Sampling
     }
 }
 
+impl Plan {
+    /// Whether a lower bound in the plan is loose by nature (shuffling; random allocation of
+    /// 1 < k < t steps), so that a bracket that stops narrowing will not narrow further.
+    pub(super) fn loose_by_nature(&self) -> bool {
+        self.groups.iter().any(|g| match &g.component {
+            Component::Shuffle(_) => true,
+            Component::RandomAllocation(a) => a.participations > 1,
+            _ => false,
+        })
+    }
+}
+
 impl Component {
     pub(super) fn symmetry(&self) -> Symmetry {
         match self {
@@ -590,7 +635,9 @@ impl Component {
             | Component::Mixture(_) => Symmetry::Asymmetric,
             Component::DiscreteGaussian { pair, .. } => pair_symmetry(*pair),
             Component::Atoms { symmetry, .. } => *symmetry,
-            Component::RandomAllocation(_) | Component::TruncatedPoisson(_) => Symmetry::Asymmetric,
+            Component::RandomAllocation(_)
+            | Component::TruncatedPoisson(_)
+            | Component::Shuffle(_) => Symmetry::Asymmetric,
         }
     }
 
@@ -628,6 +675,7 @@ impl Component {
                 PrivacyLossDistribution::from_atoms(atoms, symmetry, step, bound)
             }
             Component::RandomAllocation(allocation) => allocation.pld(bound, step, tail_mass),
+            Component::Shuffle(epoch) => epoch.pld(bound, step, tail_mass),
             Component::TruncatedPoisson(tp) => truncated_poisson_pld(tp, bound, step, tail_mass),
         }
     }
@@ -646,6 +694,8 @@ impl Component {
             Component::RandomAllocation(a) => {
                 gaussian_width(a.gaussian.mu() * (a.participations as f64).sqrt())
             }
+            // The upper bound's single step is the widest.
+            Component::Shuffle(epoch) => gaussian_width(epoch.step.mu()),
             // The widest part: a shift of 2Δ.
             Component::TruncatedPoisson(tp) => tp
                 .upper()

@@ -115,7 +115,8 @@ pub struct Settings {
     /// than the grid was the reason: `"memory budget"` (the next grid would exceed
     /// [`AccountantOptions::memory_budget`]), `"round-off"` (a finer grid did not narrow
     /// the bracket and the transforms' round-off bound could explain its width),
-    /// `"grid size limit"` or `"refinement limit"`.
+    /// `"not narrowing"` (a finer grid did not narrow the bracket by a tenth: its width is
+    /// not the grid's), `"grid size limit"` or `"refinement limit"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<Cow<'static, str>>,
 }

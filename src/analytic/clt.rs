@@ -323,6 +323,11 @@ impl OutcomePair {
                     "no CLT estimate for truncated Poisson sampling of this mechanism",
                 ))
             }
+            SamplingKind::Shuffle { .. } => {
+                return Err(NotApplicable::new(
+                    "no CLT estimate for shuffling (no tight accounting of it is known)",
+                ))
+            }
         };
         Ok(Self::on_points(noise, shift, &p, &q))
     }
@@ -399,6 +404,9 @@ impl OutcomePair {
             )),
             SamplingKind::TruncatedPoisson { .. } => Err(NotApplicable::new(
                 "no CLT estimate for randomized response with truncated Poisson sampling",
+            )),
+            SamplingKind::Shuffle { .. } => Err(NotApplicable::new(
+                "no CLT estimate for randomized response with shuffling",
             )),
         }
     }

@@ -150,6 +150,12 @@ pub fn approximate_dp(event: &Event, relation: Neighbouring) -> Result<ApproxDp,
                  gaussian is sampled so, and it has no pure ε)",
             ))
         }
+        SamplingKind::Shuffle { .. } => {
+            return Err(NotApplicable::new(
+                "the composition theorems take no shuffling (only the gaussian is shuffled, \
+                 and it has no pure ε)",
+            ))
+        }
     })
 }
 
@@ -173,14 +179,18 @@ pub fn approximate_dp(event: &Event, relation: Neighbouring) -> Result<ApproxDp,
 pub fn zcdp(event: &Event, relation: Neighbouring) -> Result<(f64, f64), NotApplicable> {
     // Poisson sampling at rate 1 includes every record: the unsampled pair. Random
     // allocation is bounded without amplification: the record's k steps of an epoch
-    // composed (ρ adds up), whatever the other steps do.
-    if let (
-        &MechanismKind::Gaussian { sigma, sensitivity },
-        SamplingKind::RandomAllocation { participations, .. },
-    ) = (&event.mechanism.kind, event.sampling.kind)
-    {
-        let rho = super::zcdp::gaussian_rho(sigma / sensitivity.pair_shift(relation));
-        return Ok((participations as f64 * rho, 0.0));
+    // composed (ρ adds up), whatever the other steps do; shuffling likewise, with one step
+    // per epoch.
+    if let &MechanismKind::Gaussian { sigma, sensitivity } = &event.mechanism.kind {
+        let steps_of_record = match event.sampling.kind {
+            SamplingKind::RandomAllocation { participations, .. } => Some(participations),
+            SamplingKind::Shuffle { .. } => Some(1),
+            _ => None,
+        };
+        if let Some(k) = steps_of_record {
+            let rho = super::zcdp::gaussian_rho(sigma / sensitivity.pair_shift(relation));
+            return Ok((k as f64 * rho, 0.0));
+        }
     }
     let unsampled = matches!(event.sampling.kind, SamplingKind::None)
         || matches!(event.sampling.kind, SamplingKind::Poisson(rate) if rate >= 1.0)
@@ -277,11 +287,16 @@ pub fn rdp_curve(
                     )
                 })
             }
-            // Without amplification: the record's k steps of the epoch composed.
+            // Without amplification: the record's k steps of the epoch composed (one step
+            // per epoch when shuffled).
             SamplingKind::RandomAllocation { participations, .. } => {
                 let multiplier = sigma / sensitivity.pair_shift(relation);
                 let k = participations as f64;
                 RdpCurve::from_fn(orders, |a| k * rdp_mechanisms::gaussian(a, multiplier))
+            }
+            SamplingKind::Shuffle { .. } => {
+                let multiplier = sigma / sensitivity.pair_shift(relation);
+                RdpCurve::from_fn(orders, |a| rdp_mechanisms::gaussian(a, multiplier))
             }
             SamplingKind::TruncatedPoisson {
                 rate,
@@ -348,6 +363,10 @@ pub fn rdp_curve(
         ))),
         SamplingKind::TruncatedPoisson { .. } => Err(NotApplicable::new(format!(
             "truncated Poisson sampling is accounted for the Gaussian only, not {}",
+            event.mechanism.name()
+        ))),
+        SamplingKind::Shuffle { .. } => Err(NotApplicable::new(format!(
+            "shuffling is accounted for the Gaussian only, not {}",
             event.mechanism.name()
         ))),
     }

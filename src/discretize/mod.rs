@@ -13,6 +13,8 @@
 //!   noise, randomized response, (ε, δ) pairs, listed PMF pairs).
 //! - [`random_allocation`]: one epoch of random allocation (each record in exactly one of t
 //!   steps), from the law of the sum of t per-step likelihood ratios.
+//! - [`shuffle_max`]: a lower bound for one epoch of shuffled batches, from the law of the
+//!   epoch's largest output under two neighbouring datasets.
 //! - [`atom_power`]: the exact k-fold composition of such a pair with a few atoms, rounded
 //!   onto the grid once instead of k times.
 
@@ -22,3 +24,4 @@ pub mod loss_atoms;
 pub mod loss_bins;
 pub mod lumped_atoms;
 pub mod random_allocation;
+pub mod shuffle_max;

@@ -85,6 +85,15 @@ impl Event {
         )?)
     }
 
+    /// The same event on shuffled batches: `steps_per_epoch` batches per epoch, the count
+    /// then being epochs (Gaussian noise).
+    ///
+    /// # Errors
+    /// As [`Sampling::shuffle`] and [`Event::with_sampling`].
+    pub fn shuffle(self, steps_per_epoch: u64) -> Result<Self> {
+        self.with_sampling(Sampling::shuffle(steps_per_epoch)?)
+    }
+
     /// The same event run `count` times.
     ///
     /// # Errors

@@ -262,8 +262,8 @@ pub(super) fn parse_sampling(value: &Value) -> Result<Sampling> {
         Error::invalid(
             "sampling",
             Value::Object(object.clone()),
-            "exactly one of \"poisson\", \"fixed_batch\", \"random_allocation\" or \
-             \"truncated_poisson\"",
+            "exactly one of \"poisson\", \"fixed_batch\", \"random_allocation\", \
+             \"truncated_poisson\" or \"shuffle\"",
         )
     };
     if object.len() != 1 {
@@ -379,6 +379,25 @@ pub(super) fn parse_sampling(value: &Value) -> Result<Sampling> {
             "give the number of records n the sample is drawn from",
         )?;
         return Sampling::truncated_poisson(rate, max_batch_size, dataset_size);
+    }
+    if let Some(shuffle) = object.get("shuffle") {
+        let field = "sampling.shuffle";
+        let shuffle = shuffle
+            .as_object()
+            .ok_or_else(|| Error::invalid(field, shuffle, "{\"steps_per_epoch\": t}"))?;
+        reject_unknown_keys(shuffle, &["steps_per_epoch"]).map_err(|e| relocate(e, field))?;
+        let steps_name = format!("{field}.steps_per_epoch");
+        let steps = match shuffle.get("steps_per_epoch") {
+            None | Some(Value::Null) => {
+                return Err(Error::MissingParameter {
+                    name: steps_name,
+                    hint: "give the number of batches the shuffled data are cut into each epoch"
+                        .into(),
+                })
+            }
+            Some(value) => json_whole(value, &steps_name, 1, MAX_STEPS_PER_EPOCH)?,
+        };
+        return Sampling::shuffle(steps);
     }
     Err(exactly_one())
 }

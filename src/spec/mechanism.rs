@@ -430,6 +430,15 @@ impl MechanismSpec {
         Event::new(self).truncated_poisson(rate, max_batch_size, dataset_size)
     }
 
+    /// An event running this mechanism on shuffled batches, `steps_per_epoch` per epoch (see
+    /// [`Event::shuffle`]).
+    ///
+    /// # Errors
+    /// As [`Event::shuffle`].
+    pub fn shuffle(self, steps_per_epoch: u64) -> Result<Event> {
+        Event::new(self).shuffle(steps_per_epoch)
+    }
+
     /// An event running this mechanism `count` times on every record (see [`Event::repeat`]).
     ///
     /// # Errors

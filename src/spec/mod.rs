@@ -75,6 +75,13 @@
 //!   0 < q ≤ 1, B ≥ 1, 1 ≤ n ≤ 10¹²: Poisson sampling at rate q over n records whose batch
 //!   is cut to a uniformly random B of them when larger (needs `"add_remove"`, Gaussian noise
 //!   only; the accounting covers both neighbours of the n-record dataset, n − 1 and n + 1).
+//!   Or `{"shuffle": {"steps_per_epoch": t}}`, 1 ≤ t ≤ 10¹²: every epoch the data are
+//!   shuffled and cut into t batches (Gaussian noise only, either relation; under
+//!   `"add_remove"` the removed record is replaced by one that contributes nothing, so batch
+//!   sizes stay fixed). `count` is the number of epochs. No bound with amplification is known:
+//!   the upper bound is the epoch without amplification (each record in one step), the lower
+//!   bound that of two datasets computed exactly (see [`crate::discretize::shuffle_max`]), so
+//!   the bracket is wide by nature.
 //! - The mechanisms and their parameters:
 //!
 //! | mechanism | parameters |
@@ -169,8 +176,8 @@ const COUNT_REQUIREMENT: &str = "a whole number ≥ 1 (at most 10^12)";
 const RATE_REQUIREMENT: &str = "a number in (0, 1]";
 const SAMPLING_REQUIREMENT: &str = "{\"poisson\": q}, {\"fixed_batch\": {\"batch_size\": m, \
      \"dataset_size\": n}}, {\"random_allocation\": {\"steps_per_epoch\": t, \
-     \"participations\": k}} or {\"truncated_poisson\": {\"rate\": q, \"max_batch_size\": B, \
-     \"dataset_size\": n}}";
+     \"participations\": k}}, {\"truncated_poisson\": {\"rate\": q, \"max_batch_size\": B, \
+     \"dataset_size\": n}} or {\"shuffle\": {\"steps_per_epoch\": t}}";
 
 // ---------------------------------------------------------------------------------------------
 // Neighbouring

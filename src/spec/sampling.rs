@@ -24,6 +24,9 @@ pub(crate) enum SamplingKind {
         max_batch_size: u64,
         dataset_size: u64,
     },
+    /// Every epoch the records are shuffled and cut into `steps_per_epoch` batches; the
+    /// event's count is the number of epochs.
+    Shuffle { steps_per_epoch: u64 },
 }
 
 /// Most steps per epoch of random allocation.
@@ -38,13 +41,16 @@ pub const MAX_DATASET_SIZE: u64 = 1_000_000_000_000;
 /// neighbouring, additive noise only), random allocation ([`Sampling::random_allocation`],
 /// balls-in-bins batching: add/remove neighbouring, Gaussian noise, the event's count is the
 /// number of epochs) or truncated Poisson sampling ([`Sampling::truncated_poisson`]: Poisson
-/// sampling whose batch is cut to a maximum size; add/remove neighbouring, Gaussian noise).
+/// sampling whose batch is cut to a maximum size; add/remove neighbouring, Gaussian noise)
+/// or shuffling ([`Sampling::shuffle`]: each epoch the data are shuffled and cut into t
+/// batches; Gaussian noise, either relation, the count is the number of epochs).
 ///
 /// serde writes it as the event's `sampling` value: `{"poisson": q}`,
 /// `{"fixed_batch": {"batch_size": m, "dataset_size": n}}`,
 /// `{"random_allocation": {"steps_per_epoch": t, "participations": k}}` or
-/// `{"truncated_poisson": {"rate": q, "max_batch_size": B, "dataset_size": n}}`, and no
-/// sampling as `null` (an event leaves the key out instead).
+/// `{"truncated_poisson": {"rate": q, "max_batch_size": B, "dataset_size": n}}` or
+/// `{"shuffle": {"steps_per_epoch": t}}`, and no sampling as `null` (an event leaves the key
+/// out instead).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sampling {
     pub(crate) kind: SamplingKind,
@@ -176,8 +182,34 @@ impl Sampling {
         })
     }
 
-    /// `"none"`, `"poisson"`, `"fixed_batch"`, `"random_allocation"` or
-    /// `"truncated_poisson"`.
+    /// Shuffling: every epoch the records are shuffled and cut into `steps_per_epoch`
+    /// batches, so each record is in exactly one step of the epoch, at a position that
+    /// depends on every other record's. An event with this sampling counts epochs.
+    ///
+    /// No bound with amplification is proven for shuffling: the accountant brackets it
+    /// between the epoch without amplification (upper) and a lower bound from two
+    /// neighbouring datasets whose outputs it computes exactly (Chua et al., "How private
+    /// are DP-SGD implementations?", ICML 2024). Under `add_remove` neighbouring the removed
+    /// record is replaced by one that contributes nothing (batch sizes stay fixed: the
+    /// "zero-out" relation those authors use).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming `sampling.shuffle.steps_per_epoch` unless
+    /// 1 ≤ t ≤ [`MAX_STEPS_PER_EPOCH`].
+    pub fn shuffle(steps_per_epoch: u64) -> Result<Self> {
+        let t = check_whole(
+            "sampling.shuffle.steps_per_epoch",
+            steps_per_epoch,
+            1,
+            MAX_STEPS_PER_EPOCH,
+        )?;
+        Ok(Sampling {
+            kind: SamplingKind::Shuffle { steps_per_epoch: t },
+        })
+    }
+
+    /// `"none"`, `"poisson"`, `"fixed_batch"`, `"random_allocation"`,
+    /// `"truncated_poisson"` or `"shuffle"`.
     pub fn name(&self) -> &'static str {
         match self.kind {
             SamplingKind::None => "none",
@@ -185,6 +217,7 @@ impl Sampling {
             SamplingKind::FixedBatch { .. } => "fixed_batch",
             SamplingKind::RandomAllocation { .. } => "random_allocation",
             SamplingKind::TruncatedPoisson { .. } => "truncated_poisson",
+            SamplingKind::Shuffle { .. } => "shuffle",
         }
     }
 
@@ -211,10 +244,30 @@ impl Sampling {
         }
     }
 
-    /// Whether the event's count is a number of epochs (random allocation) rather than of
-    /// runs.
+    /// Steps per epoch of shuffling.
+    pub fn shuffle_steps(&self) -> Option<u64> {
+        match self.kind {
+            SamplingKind::Shuffle { steps_per_epoch } => Some(steps_per_epoch),
+            _ => None,
+        }
+    }
+
+    /// Steps per epoch when the event's count is a number of epochs (random allocation,
+    /// shuffling).
+    pub fn steps_per_epoch(&self) -> Option<u64> {
+        match self.kind {
+            SamplingKind::RandomAllocation {
+                steps_per_epoch, ..
+            }
+            | SamplingKind::Shuffle { steps_per_epoch } => Some(steps_per_epoch),
+            _ => None,
+        }
+    }
+
+    /// Whether the event's count is a number of epochs (random allocation, shuffling)
+    /// rather than of runs.
     pub fn counts_epochs(&self) -> bool {
-        matches!(self.kind, SamplingKind::RandomAllocation { .. })
+        self.steps_per_epoch().is_some()
     }
 
     /// Whether every record takes part.
@@ -271,6 +324,9 @@ impl Sampling {
                     "dataset_size": dataset_size
                 }
             }),
+            SamplingKind::Shuffle { steps_per_epoch } => serde_json::json!({
+                "shuffle": { "steps_per_epoch": steps_per_epoch }
+            }),
         }
     }
 }
@@ -279,7 +335,7 @@ impl Sampling {
 ///
 /// Poisson sampling applies to additive noise, randomized response and `eps_delta`, whose
 /// pairs are symmetric; sampling without replacement to additive noise only; random
-/// allocation and truncated Poisson sampling to the Gaussian only. A mixture of
+/// allocation, truncated Poisson sampling and shuffling to the Gaussian only. A mixture of
 /// Gaussians already describes a sampled mechanism, and a pmf_pair should list the sampled
 /// mechanism's own pair.
 pub(super) fn check_sampling_applies(mechanism: &MechanismSpec, sampling: Sampling) -> Result<()> {
@@ -333,6 +389,18 @@ pub(super) fn check_sampling_applies(mechanism: &MechanismSpec, sampling: Sampli
             reason: format!(
                 "truncated Poisson sampling is accounted for the gaussian mechanism only \
                  (the DP-SGD case), not {name}"
+            ),
+        }),
+        SamplingKind::Shuffle { .. }
+            if matches!(mechanism.kind, MechanismKind::Gaussian { .. }) =>
+        {
+            Ok(())
+        }
+        SamplingKind::Shuffle { .. } => Err(Error::Incompatible {
+            field: "sampling.shuffle".into(),
+            reason: format!(
+                "shuffling is accounted for the gaussian mechanism only (its lower bound is \
+                 built from Gaussian outputs), not {name}"
             ),
         }),
     }

@@ -64,7 +64,7 @@ impl Serialize for Sampling {
 
 impl<'de> Deserialize<'de> for Sampling {
     /// `{"poisson": q}`, `{"fixed_batch": {...}}`, `{"random_allocation": {...}}`,
-    /// `{"truncated_poisson": {...}}`, or `null` for no sampling.
+    /// `{"truncated_poisson": {...}}`, `{"shuffle": {...}}`, or `null` for no sampling.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
         match Value::deserialize(deserializer)? {
             Value::Null => Ok(Sampling::none()),

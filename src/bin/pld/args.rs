@@ -126,7 +126,8 @@ pub enum BatchSampling {
     FixedBatch,
     /// Every epoch, each record in one of ⌈N/B⌉ batches chosen uniformly at random.
     BallsInBins,
-    /// Every epoch, the data shuffled and cut into batches of B.
+    /// Every epoch, the data shuffled and cut into batches of B (a wide bracket: no bound
+    /// with amplification is known).
     Shuffle,
     /// Poisson sampling whose batch is cut to at most --max-batch-size records.
     TruncatedPoisson,
@@ -352,7 +353,8 @@ pub struct SpecArgs {
     /// N without replacement each step (replace-one neighbours); balls-in-bins: every epoch
     /// each record goes to one of ⌈N/B⌉ batches at random (random allocation), counted in
     /// whole epochs; truncated-poisson: Poisson batches cut to --max-batch-size (needs
-    /// --dataset-size); shuffle is not accounted yet.
+    /// --dataset-size); shuffle: every epoch the data shuffled into ⌈N/B⌉ batches, bracketed
+    /// between no amplification and a proven lower bound (no tight bound is known).
     #[arg(long, value_enum, help_heading = "DP-SGD")]
     pub sampling: Option<BatchSampling>,
     /// DP-SGD with --sampling truncated-poisson: the largest batch kept.

@@ -17,7 +17,11 @@
 //!   of a whole one's outputs, so counting it whole never under-counts.
 //! - `truncated-poisson`: Poisson sampling at q over N = --dataset-size records, each batch
 //!   cut to at most --max-batch-size (add/remove).
-//! - `shuffle` is refused with the reason.
+//! - `shuffle`: every epoch the data are shuffled and cut into t = ⌈N/B⌉ batches (or t = 1/q):
+//!   each record in one batch per epoch, at a place that depends on the others. Counted in
+//!   whole epochs like balls-in-bins; add/remove read as zero-out (the record replaced by
+//!   one contributing nothing, batch sizes fixed). The answer is a wide bracket by nature:
+//!   no bound with amplification is known.
 //!
 //! q = B/N is Opacus' Poisson sampling with expected batch size B. Epochs become
 //! `⌈epochs / q⌉` steps, TensorFlow Privacy's `compute_dp_sgd_privacy` convention: one epoch is
@@ -38,6 +42,8 @@ pub enum Scheme {
     FixedBatch { batch_size: u64, dataset_size: u64 },
     /// Random allocation to one of `steps_per_epoch` steps, `epochs` times.
     BallsInBins { steps_per_epoch: u64, epochs: u64 },
+    /// Shuffled into `steps_per_epoch` batches, `epochs` times.
+    Shuffle { steps_per_epoch: u64, epochs: u64 },
     /// Poisson sampling at `DpSgd::sampling_rate` over `dataset_size` records, batches cut
     /// to `max_batch_size`; `DpSgd::steps` steps.
     TruncatedPoisson {
@@ -53,6 +59,7 @@ impl Scheme {
             Scheme::Poisson => "poisson",
             Scheme::FixedBatch { .. } => "fixed-batch",
             Scheme::BallsInBins { .. } => "balls-in-bins",
+            Scheme::Shuffle { .. } => "shuffle",
             Scheme::TruncatedPoisson { .. } => "truncated-poisson",
         }
     }
@@ -149,17 +156,8 @@ impl DpSgd {
                     },
                 )
             }
-            BatchSampling::BallsInBins => balls_in_bins(args)?,
-            BatchSampling::Shuffle => {
-                return Err(Error::Incompatible {
-                    field: "--sampling".into(),
-                    reason: "shuffle is not accounted yet. No upper bound with amplification \
-                             is known for shuffled batches; until it lands, account the \
-                             run without amplification (--sampling-rate 1 --epochs E, each \
-                             record in one step per epoch) for an upper bound"
-                        .into(),
-                })
-            }
+            BatchSampling::BallsInBins => epochs_of_batches(args, BatchSampling::BallsInBins)?,
+            BatchSampling::Shuffle => epochs_of_batches(args, BatchSampling::Shuffle)?,
             BatchSampling::TruncatedPoisson => {
                 let Some(max_batch_size) = args.max_batch_size else {
                     return Err(Error::MissingParameter {
@@ -268,6 +266,14 @@ impl DpSgd {
                     )
                     .build()
             }),
+            Scheme::Shuffle {
+                steps_per_epoch,
+                epochs,
+            } => gaussian().and_then(|g| {
+                CompositionSpec::add_remove()
+                    .event(g.shuffle(steps_per_epoch)?.repeat(epochs)?)
+                    .build()
+            }),
         };
         built.map_err(|e| match e {
             Error::InvalidParameter {
@@ -334,9 +340,17 @@ fn batch_and_dataset(args: &SpecArgs, name: &str) -> Result<(u64, u64), Error> {
     }
 }
 
-/// Balls-in-bins: t batches per epoch (⌈N/B⌉, or 1/q when that is a whole number), and the
-/// number of epochs (`⌈--epochs⌉`, or `⌈--steps / t⌉`).
-fn balls_in_bins(args: &SpecArgs) -> Result<(f64, String, u64, String, Scheme), Error> {
+/// Balls-in-bins or shuffling: t batches per epoch (⌈N/B⌉, or 1/q when that is a whole
+/// number), and the number of epochs (`⌈--epochs⌉`, or `⌈--steps / t⌉`).
+fn epochs_of_batches(
+    args: &SpecArgs,
+    sampling: BatchSampling,
+) -> Result<(f64, String, u64, String, Scheme), Error> {
+    let name = if sampling == BatchSampling::Shuffle {
+        "shuffle"
+    } else {
+        "balls-in-bins"
+    };
     let (t, t_text) = match (args.sampling_rate, args.batch_size, args.dataset_size) {
         (Some(q), None, None) => {
             if !(q.is_finite() && q > 0.0 && q <= 1.0) {
@@ -347,14 +361,16 @@ fn balls_in_bins(args: &SpecArgs) -> Result<(f64, String, u64, String, Scheme), 
                 return Err(Error::invalid(
                     "--sampling-rate",
                     q,
-                    "1/t for a whole number t of batches per epoch with --sampling \
-                     balls-in-bins (or give --batch-size and --dataset-size)",
+                    &format!(
+                        "1/t for a whole number t of batches per epoch with --sampling \
+                         {name} (or give --batch-size and --dataset-size)"
+                    ),
                 ));
             }
             (t as u64, format!("{t} batches per epoch (= 1/q)"))
         }
         _ => {
-            let (batch, dataset) = batch_and_dataset(args, "balls-in-bins")?;
+            let (batch, dataset) = batch_and_dataset(args, name)?;
             let t = dataset.div_ceil(batch);
             (
                 t,
@@ -407,16 +423,24 @@ fn balls_in_bins(args: &SpecArgs) -> Result<(f64, String, u64, String, Scheme), 
         }
     };
     let steps = epochs.saturating_mul(t);
-    Ok((
-        1.0 / t as f64,
-        format!("balls-in-bins batches, {t_text}"),
-        steps,
-        epochs_text,
-        Scheme::BallsInBins {
-            steps_per_epoch: t,
-            epochs,
-        },
-    ))
+    let (text, scheme) = if sampling == BatchSampling::Shuffle {
+        (
+            format!("shuffled batches, {t_text}"),
+            Scheme::Shuffle {
+                steps_per_epoch: t,
+                epochs,
+            },
+        )
+    } else {
+        (
+            format!("balls-in-bins batches, {t_text}"),
+            Scheme::BallsInBins {
+                steps_per_epoch: t,
+                epochs,
+            },
+        )
+    };
+    Ok((1.0 / t as f64, text, steps, epochs_text, scheme))
 }
 
 /// q from `--sampling-rate` or `--batch-size / --dataset-size` (default 1), and how.

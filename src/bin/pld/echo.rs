@@ -15,11 +15,18 @@ pub struct Inputs {
     /// Σ count over the composition's events (an event's count is its number of runs, or of
     /// epochs for random allocation).
     pub total_count: u64,
-    /// Total number of mechanism runs: Σ count, with each epoch of random allocation counted
-    /// as its t steps.
+    /// Total number of mechanism runs: Σ count, with each epoch of random allocation or
+    /// shuffling counted as its t steps.
     pub total_runs: u64,
-    /// Epochs of random allocation among them (0 when none).
+    /// Epochs of random allocation or shuffling among them (0 when none).
     pub epochs: u64,
+    /// The sampling schemes of the composition's events (`"none"`, `"poisson"`, ...), each
+    /// once, in order of appearance.
+    pub sampling: Vec<&'static str>,
+    /// Why the bracket is wide by nature, when it is (shuffling: no bound with
+    /// amplification is known).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub caveats: Vec<String>,
     /// The DP-SGD run, when it was given by flags.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dp_sgd: Option<DpSgdInputs>,
@@ -32,13 +39,14 @@ pub struct DpSgdInputs {
     pub sigma: f64,
     /// Clipping norm (the per-record L2 sensitivity).
     pub sensitivity: f64,
-    /// How batches are drawn (`--sampling`: poisson, fixed-batch, balls-in-bins).
+    /// How batches are drawn (`--sampling`: poisson, fixed-batch, balls-in-bins, shuffle,
+    /// truncated-poisson).
     pub sampling: &'static str,
     /// Sampling rate: Poisson's q, B/N for fixed batches, 1/t for balls-in-bins.
     pub sampling_rate: f64,
     /// Number of noisy steps.
     pub steps: u64,
-    /// Balls-in-bins: batches per epoch and epochs.
+    /// Balls-in-bins and shuffling: batches per epoch and epochs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steps_per_epoch: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -50,23 +58,39 @@ impl Inputs {
     pub fn new(source: &str, spec: &CompositionSpec, dp_sgd: Option<&DpSgd>) -> Inputs {
         let mut total_runs: u64 = 0;
         let mut epochs: u64 = 0;
+        let mut sampling: Vec<&'static str> = Vec::new();
         for event in spec.events() {
-            match event.sampling().random_allocation_steps() {
-                Some((t, _)) => {
+            let name = event.sampling().name();
+            if !sampling.contains(&name) {
+                sampling.push(name);
+            }
+            match event.sampling().steps_per_epoch() {
+                Some(t) => {
                     total_runs = total_runs.saturating_add(event.count().saturating_mul(t));
                     epochs = epochs.saturating_add(event.count());
                 }
                 None => total_runs = total_runs.saturating_add(event.count()),
             }
         }
+        let caveats = if sampling.contains(&"shuffle") {
+            vec![SHUFFLE_CAVEAT.to_string()]
+        } else {
+            Vec::new()
+        };
         Inputs {
             source: source.to_string(),
             total_count: spec.total_count(),
             total_runs,
             epochs,
+            sampling,
+            caveats,
             dp_sgd: dp_sgd.map(|run| {
                 let allocation = match run.scheme {
                     Scheme::BallsInBins {
+                        steps_per_epoch,
+                        epochs,
+                    }
+                    | Scheme::Shuffle {
                         steps_per_epoch,
                         epochs,
                     } => Some((steps_per_epoch, epochs)),
@@ -95,11 +119,35 @@ impl Inputs {
         };
         if self.epochs > 0 {
             let unit = if self.epochs == 1 { "epoch" } else { "epochs" };
-            runs.push_str(&format!(" in {} {unit} of random allocation", self.epochs));
+            let schemes: Vec<&str> = self
+                .sampling
+                .iter()
+                .filter_map(|&s| match s {
+                    "random_allocation" => Some("random allocation"),
+                    "shuffle" => Some("shuffled batches"),
+                    _ => None,
+                })
+                .collect();
+            runs.push_str(&format!(
+                " in {} {unit} of {}",
+                self.epochs,
+                schemes.join(" and ")
+            ));
         }
-        format!("inputs: {}; {runs}", self.source)
+        let mut line = format!("inputs: {}; {runs}", self.source);
+        for caveat in &self.caveats {
+            line.push_str(&format!("\nnote: {caveat}"));
+        }
+        line
     }
 }
+
+/// Why a shuffled composition's bracket is wide.
+pub const SHUFFLE_CAVEAT: &str = "shuffled batches: no bound with amplification is known. \
+     The upper bound counts each epoch as one unamplified step; the lower bound is what two \
+     neighbouring datasets provably leak (Chua et al., ICML 2024). The truth lies between. \
+     Poisson accounting at rate 1/t is not a guarantee here, and can lie below the proven \
+     lower bound (pld compare, row poisson_claim).";
 
 /// A report with its inputs: JSON gets an `"inputs"` object beside the report's keys, tables
 /// an `inputs:` line below; CSV and Markdown stay plain tables of the rows.
