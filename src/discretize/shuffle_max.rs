@@ -33,6 +33,7 @@ use crate::discretize::loss_atoms::{LossAtom, LossAtoms};
 use crate::error::{Error, Result};
 use crate::numeric::normal::log_cdf;
 use crate::pld::PrivacyLossDistribution;
+use crate::pmf::grid_pmf::LOSS_LIMIT;
 
 /// Relative margin taken off P-masses and added to Q-masses (see the module notes).
 pub const MASS_SLACK: f64 = 1e-9;
@@ -124,10 +125,15 @@ fn interval_atoms(p: MaxLaw, q: MaxLaw, edges: &[f64], swapped: bool) -> LossAto
         if lp.is_nan() || lq.is_nan() || lp == f64::NEG_INFINITY {
             continue;
         }
+        // Both masses are positive (every interval has positive mass under both mixtures):
+        // a loss beyond the grid's range (Q's log-mass underflowed to −∞, or is merely far
+        // below P's) is moved down to the range's top, Q raised to match. Moving a loss down
+        // only lowers δ: still a lower bound, and never an infinite loss that is not there.
+        let loss = (lp - lq).min(LOSS_LIMIT);
         atoms.push(LossAtom {
-            loss: lp - lq,
+            loss,
             p: lp.exp(),
-            q: lq.exp(),
+            q: (lp - loss).exp(),
         });
     }
     LossAtoms::from_atoms(atoms, 0.0, 0.0)
@@ -244,6 +250,20 @@ mod tests {
             let gaussian = cdf(-eps / mu + mu / 2.0) - eps.exp() * cdf(-eps / mu - mu / 2.0);
             assert!(ours <= gaussian, "ε {eps}: {ours} > {gaussian}");
         }
+    }
+
+    #[test]
+    fn losses_beyond_the_grid_stay_finite() {
+        // σ = 0.01 against shifts 2 and 1 (μ = 200 and 100): Q's interval masses underflow
+        // where P's do not. The lower bound must not put mass at +∞ (the pair has none), so
+        // its ε at δ 1e-5 is finite: at most the grid's top (600 nats), below the truth
+        // (the pair's ε is in the thousands).
+        let pld = max_statistic_pld(200.0, 100.0, 10, 1e-2).unwrap();
+        for direction in [pld.remove(), pld.add()] {
+            assert_eq!(direction.infinity_mass(), 0.0);
+        }
+        let eps = pld.epsilon_for_delta(1e-5);
+        assert!(eps.is_finite() && eps <= LOSS_LIMIT, "{eps}");
     }
 
     #[test]
