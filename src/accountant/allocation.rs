@@ -39,8 +39,8 @@ pub(super) struct Allocation {
     pub(super) participations: u64,
 }
 
-/// The ε at which the upper candidates are compared (nats).
-const COMPARED_EPSILONS: [f64; 6] = [0.0, 0.25, 0.5, 1.0, 2.0, 4.0];
+/// The ε at which candidate bounds of one epoch are compared (nats); shuffling uses them too.
+pub(super) const COMPARED_EPSILONS: [f64; 6] = [0.0, 0.25, 0.5, 1.0, 2.0, 4.0];
 
 impl Allocation {
     /// The epoch's PLD in one bound (both directions), on the grid of step `step`.

@@ -743,14 +743,20 @@ fn truncated_poisson_pld(
         }
         Bound::Lower => match tp.lower() {
             Some(pair) => discretize(&pair),
-            None => PrivacyLossDistribution::from_atoms(
-                &discrete::eps_delta(0.0, 0.0),
-                Symmetry::Symmetric,
-                step,
-                Bound::Lower,
-            ),
+            None => no_loss_lower(step),
         },
     }
+}
+
+/// The lower bound "no loss at all" (δ(ε) = max(0, 1 − e^ε)), valid for every pair: the
+/// fallback when a component's lower-bound pair cannot be built.
+pub(super) fn no_loss_lower(step: f64) -> Result<PrivacyLossDistribution> {
+    PrivacyLossDistribution::from_atoms(
+        &discrete::eps_delta(0.0, 0.0),
+        Symmetry::Symmetric,
+        step,
+        Bound::Lower,
+    )
 }
 
 /// The loss of the region of largest, constant loss (e.g. `ln(1 + q(e^{ε₀} − 1))` for

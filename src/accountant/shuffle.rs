@@ -17,6 +17,8 @@
 //!     the epoch's largest output ([`crate::discretize::shuffle_max`]). Under replace the
 //!     same test on shifts `s` and 0 is the fallback when the allocation pair cannot be built.
 
+use super::allocation::COMPARED_EPSILONS;
+use super::plan::no_loss_lower;
 use super::*;
 use crate::discretize::random_allocation::epoch_pld;
 use crate::discretize::shuffle_max::max_statistic_pld;
@@ -31,9 +33,6 @@ pub(super) struct ShuffleEpoch {
     pub(super) zero_out_shift: Option<f64>,
     pub(super) steps_per_epoch: u64,
 }
-
-/// The ε at which the lower candidates are compared (nats).
-const COMPARED_EPSILONS: [f64; 6] = [0.0, 0.25, 0.5, 1.0, 2.0, 4.0];
 
 impl ShuffleEpoch {
     /// The epoch's PLD in one bound (both directions), on the grid of step `step`.
@@ -84,12 +83,7 @@ impl ShuffleEpoch {
             (Ok(a), _) => Ok(a),
             (Err(_), Some(Ok(m))) => Ok(m),
             // Neither pair could be built: no loss at all is still a lower bound.
-            (Err(_), _) => PrivacyLossDistribution::from_atoms(
-                &discrete::eps_delta(0.0, 0.0),
-                Symmetry::Symmetric,
-                step,
-                Bound::Lower,
-            ),
+            (Err(_), _) => no_loss_lower(step),
         }
     }
 }
