@@ -9,8 +9,8 @@
 //! Spectral errors are propagated through the pointwise product or k-th power bin by bin, and
 //! Parseval turns them into an ℓ2 bound on the output: `‖err‖₂ ≤ ‖E‖₂/√N + C log₂N u ‖y‖₂`.
 
+use crate::numeric::real_fft::{RealFft, Twiddles};
 use num_complex::Complex64;
-use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -23,32 +23,32 @@ pub const FFT_ERROR_CONSTANT: f64 = 5.0;
 /// Below this product of lengths, convolution is done directly (exact to n·u relative).
 const DIRECT_CONVOLUTION_MAX_WORK: usize = 1 << 15;
 
-/// Plans (twiddle tables) by length, built once per length and shared by every thread and
-/// every later call.
+/// Plans by length, built once per length and shared by every thread and every later call.
 ///
-/// Each length is planned by a fresh planner: rustfft's planner builds a length's algorithm
-/// from the sub-transforms it has already cached, so with one shared planner the algorithm
-/// chosen for a length — and with it the last bits of every result — would depend on which
-/// lengths the process had planned before (a query answered after another could differ from
-/// the same query in a new process, 1e-9 relative). With a planner per length, a result
-/// depends on its inputs only.
-static PLANS: OnceLock<Mutex<HashMap<usize, Plans>>> = OnceLock::new();
+/// Each length is planned by a fresh planner ([`RealFft::new`]): rustfft's planner builds a
+/// length's algorithm from the sub-transforms it has already cached, so with one shared
+/// planner the algorithm chosen for a length — and with it the last bits of every result —
+/// would depend on which lengths the process had planned before (a query answered after
+/// another could differ from the same query in a new process, 1e-9 relative). With a planner
+/// per length, a result depends on its inputs only.
+///
+/// The map is locked only to find a length's slot; the plan itself is built outside that
+/// lock (threads wanting the same length wait for the one building it, the others go on).
+static PLANS: OnceLock<Mutex<HashMap<usize, PlanSlot>>> = OnceLock::new();
 
-type Plans = (Arc<dyn RealToComplex<f64>>, Arc<dyn ComplexToReal<f64>>);
+/// One length's plan, built by the first thread that needs it.
+type PlanSlot = Arc<OnceLock<Arc<RealFft>>>;
 
-fn plans(n: usize) -> Plans {
-    let plans = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
-    // A poisoned lock only means another thread panicked while planning; the cache is intact.
-    let mut plans = plans
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    plans
-        .entry(n)
-        .or_insert_with(|| {
-            let mut planner = RealFftPlanner::new();
-            (planner.plan_fft_forward(n), planner.plan_fft_inverse(n))
-        })
-        .clone()
+fn plans(n: usize) -> Arc<RealFft> {
+    let slot = {
+        let plans = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
+        // A poisoned lock only means another thread panicked while using it; the map is intact.
+        let mut plans = plans
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        Arc::clone(plans.entry(n).or_default())
+    };
+    Arc::clone(slot.get_or_init(|| Arc::new(RealFft::new(n))))
 }
 
 /// The buffers of one FFT power or product: the real signal (input, then output), the half
@@ -62,8 +62,8 @@ struct Workspace {
 
 impl Workspace {
     /// Size the buffers for transforms of length `n` (contents unspecified).
-    fn prepare(&mut self, n: usize, plans: &Plans) {
-        let scratch = plans.0.get_scratch_len().max(plans.1.get_scratch_len());
+    fn prepare(&mut self, n: usize, plan: &RealFft) {
+        let scratch = plan.scratch_len();
         self.real.resize(n, 0.0);
         self.spectrum.resize(n / 2 + 1, Complex64::new(0.0, 0.0));
         self.scratch.resize(scratch, Complex64::new(0.0, 0.0));
@@ -225,14 +225,13 @@ pub fn convolve(a: &[f64], b: &[f64]) -> Convolved {
 pub fn convolve_fft(a: &[f64], b: &[f64]) -> Convolved {
     let out_len = a.len() + b.len() - 1;
     let n = fast_len(out_len);
-    let (forward, inverse) = plans(n);
-    let spectrum_of = |v: &[f64]| {
+    let plan = plans(n);
+    let mut scratch = vec![Complex64::new(0.0, 0.0); plan.scratch_len()];
+    let mut spectrum_of = |v: &[f64]| {
         let mut input = vec![0.0; n];
         input[..v.len()].copy_from_slice(v);
-        let mut spectrum = forward.make_output_vec();
-        forward
-            .process(&mut input, &mut spectrum)
-            .expect("buffer lengths come from the plan");
+        let mut spectrum = vec![Complex64::new(0.0, 0.0); n / 2 + 1];
+        plan.forward(&input, &mut spectrum, &mut scratch);
         spectrum
     };
     let sa = spectrum_of(a);
@@ -249,15 +248,14 @@ pub fn convolve_fft(a: &[f64], b: &[f64]) -> Convolved {
         spectral.add_magnitude(hermitian_weight(j, n), modulus(z));
         product.push(z);
     }
-    let mut out = inverse.make_output_vec();
-    let mut scratch = inverse.make_scratch_vec();
+    let mut out = vec![0.0; n];
     inverse_and_bound(
         &mut product,
         &mut out,
         &mut scratch,
         out_len,
         &spectral,
-        &inverse,
+        &plan,
         0,
     )
 }
@@ -302,7 +300,7 @@ fn inverse_and_bound(
     scratch: &mut [Complex64],
     len: usize,
     spectral: &SpectralError,
-    inverse: &Arc<dyn ComplexToReal<f64>>,
+    plan: &RealFft,
     start: usize,
 ) -> Convolved {
     let n = out.len();
@@ -313,9 +311,7 @@ fn inverse_and_bound(
             last.im = 0.0;
         }
     }
-    inverse
-        .process_with_scratch(spectrum, out, scratch)
-        .expect("buffer lengths come from the plan");
+    plan.inverse(spectrum, out, scratch);
     let scale = 1.0 / n as f64;
     // The window, circular indices start .. start + len (len ≤ n), as at most two slices.
     let start = start % n;
@@ -460,10 +456,9 @@ fn lattice_power(
 /// [`self_convolve_window`] by one FFT power over the full vector.
 fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Convolved {
     let n = self_convolution_period(window_len, p.len());
-    let plans = plans(n);
-    let (forward, inverse) = &plans;
+    let plan = plans(n);
     let mut workspace = take_workspace();
-    workspace.prepare(n, &plans);
+    workspace.prepare(n, &plan);
     let Workspace {
         real,
         spectrum,
@@ -501,9 +496,7 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
     if split {
         real[0] = 0.0;
     }
-    forward
-        .process_with_scratch(real, spectrum, scratch)
-        .expect("buffer lengths come from the plan");
+    plan.forward(real, spectrum, scratch);
     let e_fwd = if split {
         for x in spectrum.iter_mut() {
             x.re += atom;
@@ -592,9 +585,7 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
     // The rotation by `rotation` shifted the k-fold result by k·rotation (mod n).
     let shift = ((rotation as u128 * k as u128) % n as u128) as u64;
     let start = ((window_start % n as u64 + n as u64 - shift) % n as u64) as usize;
-    let result = inverse_and_bound(
-        spectrum, real, scratch, window_len, &spectral, inverse, start,
-    );
+    let result = inverse_and_bound(spectrum, real, scratch, window_len, &spectral, &plan, start);
     return_workspace(workspace);
     result
 }
@@ -610,8 +601,8 @@ const DIRECT_DFT_ERROR: f64 = 10.0;
 /// Recompute the bins j = 1, 2, … of `spectrum` (the forward real DFT of `p`, length `n`)
 /// while the k-th power amplifies their error (`k·|x_j|^{k−1} > 1`), by a compensated direct
 /// sum `Σᵢ pᵢ e^{−2πi·ij/n}`; returns the last bin recomputed (0 for none). The twiddle
-/// `ω^{m}`, m = ij mod n, is `T_hi[m / B]·T_lo[m mod B]` from two tables of `sin_cos` of
-/// exact multiples of 2π/n (B the power of two ≥ √n), so every twiddle is within a few ulps.
+/// `ω^{m}`, m = ij mod n, is the product of two table entries ([`Twiddles`]: `sin_cos` of
+/// exact multiples of 2π/n), so every twiddle is within a few ulps.
 fn near_zero_bins(
     spectrum: &mut [Complex64],
     k: u64,
@@ -631,22 +622,7 @@ fn near_zero_bins(
     if last == 0 {
         return 0;
     }
-    // A power of two, so that splitting m costs a shift and a mask.
-    let block = ((n as f64).sqrt().ceil() as usize).next_power_of_two();
-    let shift = block.trailing_zeros();
-    let angle = |m: usize| -2.0 * std::f64::consts::PI * (m as f64) / (n as f64);
-    let low: Vec<Complex64> = (0..block)
-        .map(|b| {
-            let (s, c) = angle(b).sin_cos();
-            Complex64::new(c, s)
-        })
-        .collect();
-    let high: Vec<Complex64> = (0..n.div_ceil(block))
-        .map(|a| {
-            let (s, c) = angle(a * block).sin_cos();
-            Complex64::new(c, s)
-        })
-        .collect();
+    let twiddles = Twiddles::new(n, n);
     // Two bins per pass over `p`: four independent compensated sums (re and im of each)
     // that the processor overlaps, instead of one latency-bound chain.
     let start = (n - rotation % n) % n;
@@ -658,7 +634,7 @@ fn near_zero_bins(
         let mut m = [(start * j) % n, (start * (j + 1)) % n];
         for &pi in p {
             for b in 0..2 {
-                let w = high[m[b] >> shift] * low[m[b] & (block - 1)];
+                let w = twiddles.at(m[b]);
                 sums[b].add([pi * w.re, pi * w.im]);
                 m[b] += j + b;
                 if m[b] >= n {
@@ -735,11 +711,12 @@ mod tests {
         let total: f64 = p.iter().sum();
         let p: Vec<f64> = p.iter().map(|v| v / total).collect();
         let n = fast_len(2 * p.len());
-        let (forward, _) = plans(n);
+        let plan = plans(n);
         let mut input = vec![0.0; n];
         input[..p.len()].copy_from_slice(&p);
-        let mut spectrum = forward.make_output_vec();
-        forward.process(&mut input, &mut spectrum).unwrap();
+        let mut spectrum = vec![Complex64::new(0.0, 0.0); n / 2 + 1];
+        let mut scratch = vec![Complex64::new(0.0, 0.0); plan.scratch_len()];
+        plan.forward(&input, &mut spectrum, &mut scratch);
         let claimed = DIRECT_DFT_ERROR * UNIT_ROUNDOFF * l1(&p);
         let mut lasts = Vec::new();
         // Bins in pairs (an even and an odd count of bins), with and without a rotation.

@@ -9,7 +9,8 @@
 //!   far into the tails.
 //! - [`log_space`]: sums and differences of numbers held as logarithms.
 //! - [`summation`]: compensated (Neumaier) summation.
-//! - [`fft_convolution`]: real-FFT convolution and FFT powers with rigorous round-off bounds.
+//! - [`fft_convolution`]: real-FFT convolution and FFT powers with rigorous round-off bounds,
+//!   on the real transforms of `real_fft` (both directions from one complex plan).
 //!
 //! None of these know about privacy; each documents its accuracy.
 
@@ -17,4 +18,5 @@ pub mod binomial;
 pub mod fft_convolution;
 pub mod log_space;
 pub mod normal;
+pub(crate) mod real_fft;
 pub mod summation;
