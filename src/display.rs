@@ -362,6 +362,7 @@ mod tests {
             tolerance_met: true,
             worse_direction: "remove".into(),
             stopped_by: None,
+            upper_method: None,
         }
     }
 

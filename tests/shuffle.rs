@@ -206,3 +206,88 @@ fn the_spec_round_trips() {
     let back: CompositionSpec = serde_json::from_str(&json).unwrap();
     assert_eq!(back, s);
 }
+
+/// Past the grid's loss range (600 nats) the upper bound is the closed-form Gaussian of the
+/// composed epochs, not ∞: σ 1, t 10⁶, 1000 epochs is the unamplified Gaussian of
+/// μ = √1000, whose ε at δ 1e-5 is about 634 nats. It must equal (to the rounding of μ) the
+/// answer for that Gaussian written as one event, and stay above the lower bound.
+#[test]
+fn upper_bound_past_the_grid_range_is_the_closed_form_gaussian() {
+    let shuffled_spec = shuffled(1.0, 1_000_000, 1000);
+    let answer = Accountant::new(&shuffled_spec, AccountantOptions::default())
+        .unwrap()
+        .epsilon_for_delta(1e-5)
+        .unwrap();
+    let one_gaussian = spec("add_remove", 1.0, 1000f64.sqrt(), "", 1);
+    let reference = Accountant::new(&one_gaussian, AccountantOptions::default())
+        .unwrap()
+        .epsilon_for_delta(1e-5)
+        .unwrap();
+    assert_eq!(reference.settings.method, "analytic_gaussian");
+    let exact = reference.epsilon.upper;
+    assert!((633.0..635.0).contains(&exact), "reference ε {exact}");
+    let upper = answer.epsilon.upper;
+    assert!(
+        upper >= reference.epsilon.lower && upper <= exact * (1.0 + 1e-12),
+        "shuffled upper {upper} against the Gaussian's [{}, {exact}]",
+        reference.epsilon.lower
+    );
+    assert_eq!(
+        answer.settings.upper_method.as_deref(),
+        Some("analytic_gaussian")
+    );
+    assert!(answer.epsilon.lower > 0.0 && answer.epsilon.lower <= upper);
+    // δ(ε) too: at ε 640 the Gaussian's δ is finite and small.
+    let delta = Accountant::new(&shuffled_spec, AccountantOptions::default())
+        .unwrap()
+        .delta_for_epsilon(640.0)
+        .unwrap();
+    let exact_delta = analytic_gaussian::delta_for_epsilon(1000f64.sqrt(), 640.0).upper;
+    assert!(exact_delta > 0.0 && exact_delta < 1e-5);
+    assert!(
+        delta.delta.upper >= exact_delta * (1.0 - 1e-9) && delta.delta.upper <= exact_delta * 1.001,
+        "δ upper {} against the Gaussian's {exact_delta}",
+        delta.delta.upper
+    );
+}
+
+/// The closed form applies only when every group is shuffled: a Poisson-sampled event beside
+/// the shuffled ones keeps the grid's upper bound (no `upper_method`); an unsampled Gaussian
+/// beside them joins the closed form (μ² adds up).
+#[test]
+fn closed_form_upper_only_when_every_group_is_shuffled_or_unsampled() {
+    let with = |extra: &str| {
+        CompositionSpec::from_json_str(&format!(
+            r#"{{"neighbouring": "add_remove", "events": [
+                {{"mechanism": "gaussian", "sigma": 2, "sensitivity": 1,
+                  "sampling": {{"shuffle": {{"steps_per_epoch": 100}}}}, "count": 3}},
+                {extra}]}}"#
+        ))
+        .unwrap()
+    };
+    let poisson = with(
+        r#"{"mechanism": "gaussian", "sigma": 1, "sampling": {"poisson": 0.01}, "count": 10}"#,
+    );
+    let answer = Accountant::new(&poisson, AccountantOptions::default())
+        .unwrap()
+        .epsilon_for_delta(1e-5)
+        .unwrap();
+    assert_eq!(answer.settings.upper_method, None);
+    let unsampled = with(r#"{"mechanism": "gaussian", "sigma": 4, "sensitivity": 1, "count": 2}"#);
+    let answer = Accountant::new(&unsampled, AccountantOptions::default())
+        .unwrap()
+        .epsilon_for_delta(1e-5)
+        .unwrap();
+    // μ² = 3·(1/2)² + 2·(1/4)² = 0.875.
+    let exact = analytic_gaussian::epsilon_upper_for_delta(0.875f64.sqrt(), 1e-5);
+    assert_eq!(
+        answer.settings.upper_method.as_deref(),
+        Some("analytic_gaussian")
+    );
+    assert!(
+        answer.epsilon.upper >= exact * (1.0 - 1e-12)
+            && answer.epsilon.upper <= exact * (1.0 + 1e-12),
+        "upper {} against the closed form {exact}",
+        answer.epsilon.upper
+    );
+}

@@ -562,6 +562,7 @@ impl Ledger {
             tolerance_met: true,
             worse_direction: "both".into(),
             stopped_by: None,
+            upper_method: None,
         }
     }
 

@@ -320,6 +320,17 @@ impl Accountant {
                 epsilon = merged;
             }
         }
+        if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
+            // Both are upper bounds: keep the smaller.
+            let closed_form = analytic_gaussian::epsilon_upper_for_delta(mu_hi, delta);
+            if closed_form < epsilon.upper {
+                epsilon.upper = closed_form.max(epsilon.lower);
+                settings.upper_method = Some("analytic_gaussian".into());
+                settings.bracket_width = epsilon.width();
+                settings.target_width = target(&epsilon);
+                settings.tolerance_met = epsilon.width() <= settings.target_width;
+            }
+        }
         Ok(EpsilonAnswer {
             delta,
             epsilon,
@@ -391,6 +402,18 @@ impl Accountant {
                     };
                 }
                 continue;
+            }
+            let (mut delta, mut settings) = (delta, settings);
+            if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
+                // Both are upper bounds: keep the smaller.
+                let closed_form = analytic_gaussian::delta_for_epsilon(mu_hi, epsilon).upper;
+                if closed_form < delta.upper {
+                    delta.upper = closed_form.max(delta.lower);
+                    settings.upper_method = Some("analytic_gaussian".into());
+                    settings.bracket_width = delta.width();
+                    settings.target_width = target(&delta);
+                    settings.tolerance_met = delta.width() <= settings.target_width;
+                }
             }
             return Ok(DeltaAnswer {
                 epsilon,
@@ -813,6 +836,7 @@ impl Accountant {
                         tolerance_met: met,
                         worse_direction: worse_direction.into(),
                         stopped_by: stopped_by.map(Into::into),
+                        upper_method: None,
                     },
                     roundoff_mass,
                 ));

@@ -615,6 +615,34 @@ pub(super) fn atoms_component(atoms: LossAtoms, epsilon: f64, sampling: Sampling
 }
 
 impl Plan {
+    /// `μ_hi` of the closed-form upper bound when the plan's UPPER composition is one Gaussian
+    /// although its lower is not: every group is a shuffled epoch, whose upper bound is one
+    /// unamplified Gaussian step (see [`ShuffleEpoch`]), so the upper composition is the
+    /// Gaussian of `μ² = μ_unsampled² + Σ count·μ_epoch²`. The computed μ is widened by its
+    /// rounding bound as in [`Plan::analytic_mu`]. `None` otherwise (or for a non-finite μ).
+    ///
+    /// On the grid that upper bound is lost past the loss limit (ε above 600 nats reads ∞);
+    /// the closed form has no such limit.
+    pub(super) fn upper_gaussian_mu(&self) -> Option<f64> {
+        if self.groups.is_empty() {
+            return None;
+        }
+        let mut mu_squared = self.gaussian_mu.map_or(0.0, |mu| mu * mu);
+        for group in &self.groups {
+            let Component::Shuffle(epoch) = &group.component else {
+                return None;
+            };
+            let mu = epoch.step.mu();
+            mu_squared += group.count as f64 * mu * mu;
+        }
+        let mu = mu_squared.sqrt();
+        // The terms of `gaussian_mu` (see `Plan::new`), three roundings per group's term, one
+        // per addition, and the root: within (terms + 4)·2⁻⁵² relative.
+        let terms = 2.0 * self.groups.len() as f64 + 1.0;
+        let relative_error = self.gaussian_mu_relative_error + (terms + 4.0) * f64::EPSILON;
+        (mu.is_finite() && mu > 0.0).then_some(mu * (1.0 + relative_error))
+    }
+
     /// Whether a lower bound in the plan is loose by nature (shuffling; random allocation of
     /// 1 < k < t steps), so that a bracket that stops narrowing will not narrow further.
     pub(super) fn loose_by_nature(&self) -> bool {

@@ -119,6 +119,11 @@ pub struct Settings {
     /// not the grid's), `"grid size limit"` or `"refinement limit"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<Cow<'static, str>>,
+    /// How the upper bound was computed when not by `method`: `"analytic_gaussian"` when the
+    /// composition's upper bound is one Gaussian in closed form while its lower bound needs
+    /// the grid (shuffled batches: each epoch's upper bound is an unamplified Gaussian step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upper_method: Option<Cow<'static, str>>,
 }
 
 /// The answer to "what ε for this δ?".
@@ -168,6 +173,7 @@ impl Settings {
             tolerance_met: bracket.width().is_finite() && bracket.width() <= target,
             worse_direction: Cow::Borrowed("both"),
             stopped_by: None,
+            upper_method: None,
         }
     }
 }

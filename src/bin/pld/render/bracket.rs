@@ -147,6 +147,11 @@ fn settings(s: &Settings) -> String {
         ),
         None => "exact Gaussian (closed form)".to_string(),
     };
+    let method = match s.upper_method.as_deref() {
+        Some("analytic_gaussian") => format!("{method}; upper bound: exact Gaussian (closed form)"),
+        Some(other) => format!("{method}; upper bound: {other}"),
+        None => method,
+    };
     let met = match (s.tolerance_met, s.stopped_by.as_deref()) {
         (true, _) => "met".to_string(),
         (false, Some("memory budget")) => {
