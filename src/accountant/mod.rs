@@ -134,6 +134,24 @@ fn roundoff_may_matter(roundoff_mass: f64, target_delta_width: f64) -> bool {
     roundoff_mass.is_nan() || roundoff_mass >= 0.1 * target_delta_width
 }
 
+/// Replace a bracket's upper end by `closed_form` (the composition's upper bound in closed
+/// form, see [`Plan::upper_gaussian_mu`]) when it is smaller: both are upper bounds. The
+/// settings record it and their width and tolerance follow.
+fn take_closed_form_upper(
+    bracket: &mut Bracket,
+    settings: &mut Settings,
+    closed_form: f64,
+    target: impl Fn(&Bracket) -> f64,
+) {
+    if closed_form < bracket.upper {
+        bracket.upper = closed_form.max(bracket.lower);
+        settings.upper_method = Some("analytic_gaussian".into());
+        settings.bracket_width = bracket.width();
+        settings.target_width = target(bracket);
+        settings.tolerance_met = bracket.width() <= settings.target_width;
+    }
+}
+
 /// Grid settings of one evaluation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Grid {
@@ -321,15 +339,8 @@ impl Accountant {
             }
         }
         if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
-            // Both are upper bounds: keep the smaller.
             let closed_form = analytic_gaussian::epsilon_upper_for_delta(mu_hi, delta);
-            if closed_form < epsilon.upper {
-                epsilon.upper = closed_form.max(epsilon.lower);
-                settings.upper_method = Some("analytic_gaussian".into());
-                settings.bracket_width = epsilon.width();
-                settings.target_width = target(&epsilon);
-                settings.tolerance_met = epsilon.width() <= settings.target_width;
-            }
+            take_closed_form_upper(&mut epsilon, &mut settings, closed_form, target);
         }
         Ok(EpsilonAnswer {
             delta,
@@ -368,7 +379,7 @@ impl Accountant {
         let mut passes = 0;
         loop {
             passes += 1;
-            let (delta, settings, roundoff_mass) = self.refine(
+            let (mut delta, mut settings, roundoff_mass) = self.refine(
                 tail_mass,
                 tilts,
                 |pmf| pmf.delta_for_epsilon(epsilon),
@@ -403,17 +414,9 @@ impl Accountant {
                 }
                 continue;
             }
-            let (mut delta, mut settings) = (delta, settings);
             if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
-                // Both are upper bounds: keep the smaller.
                 let closed_form = analytic_gaussian::delta_for_epsilon(mu_hi, epsilon).upper;
-                if closed_form < delta.upper {
-                    delta.upper = closed_form.max(delta.lower);
-                    settings.upper_method = Some("analytic_gaussian".into());
-                    settings.bracket_width = delta.width();
-                    settings.target_width = target(&delta);
-                    settings.tolerance_met = delta.width() <= settings.target_width;
-                }
+                take_closed_form_upper(&mut delta, &mut settings, closed_form, target);
             }
             return Ok(DeltaAnswer {
                 epsilon,

@@ -177,15 +177,21 @@ mod tests {
             .collect()
     }
 
+    /// The test signal of length n, its plan, its half spectrum and the plan's scratch.
+    fn transformed(n: usize) -> (Vec<f64>, RealFft, Vec<Complex64>, Vec<Complex64>) {
+        let x = signal(n);
+        let plan = RealFft::new(n);
+        let mut spectrum = vec![Complex64::new(0.0, 0.0); n / 2 + 1];
+        let mut scratch = vec![Complex64::new(0.0, 0.0); plan.scratch_len()];
+        plan.forward(&x, &mut spectrum, &mut scratch);
+        (x, plan, spectrum, scratch)
+    }
+
     /// Forward against the direct DFT, for lengths with n/2 odd and even, tiny and large.
     #[test]
     fn forward_matches_the_direct_dft() {
         for n in [2, 4, 6, 10, 12, 30, 64, 210, 1000, 4802] {
-            let x = signal(n);
-            let plan = RealFft::new(n);
-            let mut spectrum = vec![Complex64::new(0.0, 0.0); n / 2 + 1];
-            let mut scratch = vec![Complex64::new(0.0, 0.0); plan.scratch_len()];
-            plan.forward(&x, &mut spectrum, &mut scratch);
+            let (x, _, spectrum, _) = transformed(n);
             let norm: f64 = x.iter().map(|v| v.abs()).sum();
             let tolerance = 20.0 * (n as f64).log2().max(1.0) * f64::EPSILON * norm;
             for (k, bin) in spectrum.iter().enumerate() {
@@ -202,11 +208,7 @@ mod tests {
     #[test]
     fn inverse_matches_the_direct_sum_and_round_trips() {
         for n in [2, 4, 6, 10, 12, 30, 64, 210, 1000, 4802] {
-            let x = signal(n);
-            let plan = RealFft::new(n);
-            let mut spectrum = vec![Complex64::new(0.0, 0.0); n / 2 + 1];
-            let mut scratch = vec![Complex64::new(0.0, 0.0); plan.scratch_len()];
-            plan.forward(&x, &mut spectrum, &mut scratch);
+            let (x, plan, spectrum, mut scratch) = transformed(n);
             // The full spectrum, for the direct inverse sum.
             let full: Vec<Complex64> = (0..n)
                 .map(|k| {
