@@ -400,3 +400,33 @@ fn all_mass_beyond_the_grid_composes_without_nan() {
         at_least(atoms.delta(5.593884030883012e-6).0),
     );
 }
+
+/// (Session 12, seed 4242 case 254) A three-atom pair run 94 times: the all-top-atom run has
+/// loss 94·21.1 = 1987 nats and P-mass 0.33, but its Q-mass (6.5e-10)^94 underflows. The
+/// exact atom power charged such atoms' P-mass to +∞ for both bounds, so the lower PMF read
+/// δ ≥ 0.9999 at every ε (even past the largest loss, where δ = 0) and a lower ε of +∞.
+/// An atom keeps its finite loss now; the lower PMF moves it down to the top of the grid.
+#[test]
+fn underflowed_q_mass_is_not_infinite_loss_for_the_lower_bound() {
+    let p = [
+        0.010810574274151405,
+        0.0009454920697395307,
+        0.9882439336561091,
+    ];
+    let q = [
+        0.9999359970992622,
+        0.0000640022468705379,
+        6.538673698257823e-10,
+    ];
+    let spec = format!(
+        r#"{{"events":[{{"count":94,"mechanism":"pmf_pair","p":{p:?},"q":{q:?}}}],
+            "neighbouring":"add_remove"}}"#
+    );
+    let runs = oracle::pmf_pair_atoms(&p, &q, 94, 100_000).unwrap();
+    let delta = 0.00015822295280554894;
+    let truth = oracle::invert(&|e| runs.delta(e), delta);
+    assert!((truth.0 - 1986.81).abs() < 0.01, "{truth:?}");
+    check_epsilon(&spec, delta, truth);
+    // Past the largest loss of either direction δ is 0.
+    check_delta(&spec, 2000.0, (0.0, 0.0));
+}
