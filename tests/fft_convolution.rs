@@ -8,6 +8,7 @@ mod support;
 
 use pld_accountant::numeric::fft_convolution::{convolve, convolve_direct, convolve_fft};
 use pld_accountant::numeric::summation::neumaier_sum;
+use pld_accountant::pmf::product::compose_product;
 use pld_accountant::{Bound, GridPmf};
 use rand::Rng;
 use support::{
@@ -461,4 +462,156 @@ fn tilted_composition_is_accurate_in_the_far_tail() {
         }
     }
     assert!(improved >= 2, "tilting never helped");
+}
+
+/// The FFT product of several distinct PMFs, each repeated, with no truncation, against the
+/// double-double convolution of all of them: same losses, round-off within the bounds the
+/// result reports, +∞ mass by the run rule (upper) or the product rule (lower).
+#[test]
+fn product_without_truncation_equals_repeated_direct_convolution() {
+    let mut rng = rng(5);
+    for case in 0..40 {
+        let bound = if case % 2 == 0 {
+            Bound::Upper
+        } else {
+            Bound::Lower
+        };
+        let step = rng.gen_range(0.01..0.1);
+        let parts_count = rng.gen_range(2..=5);
+        let mut parts = Vec::new();
+        for p in 0..parts_count {
+            let n = if p == 0 && case % 5 == 0 {
+                1
+            } else {
+                rng.gen_range(1..=40)
+            };
+            let shape = SHAPES[(case + p) % SHAPES.len()];
+            let infinity_mass = match (case + p) % 3 {
+                0 => 0.0,
+                1 => rng.gen_range(0.0..1e-3),
+                _ => rng.gen_range(0.0..0.2),
+            };
+            let offset = rng.gen_range(-30..=30);
+            let probs = random_pmf(&mut rng, n, shape, 1.0 - infinity_mass);
+            let pmf = GridPmf::new(step, offset, probs, infinity_mass, bound)
+                .unwrap_or_else(|e| panic!("GridPmf::new: {e}, case {case}"));
+            let pmf = match bound {
+                Bound::Upper => pmf,
+                Bound::Lower => pmf.with_half_offset(true),
+            };
+            parts.push((pmf, rng.gen_range(1..=6u64)));
+        }
+        let params = format!(
+            "case={case}, bound={bound:?}, step={step}, parts={:?}, seed stream 5",
+            parts
+                .iter()
+                .map(|(p, k)| (p.len(), p.offset(), p.infinity_mass(), *k))
+                .collect::<Vec<_>>()
+        );
+        let factors: Vec<(&GridPmf, u64)> = parts.iter().map(|(p, k)| (p, *k)).collect();
+        let Some(composed) = compose_product(&factors, 0.0, 0) else {
+            // Only a part with no finite mass may decline (none here has).
+            panic!("compose_product declined, {params}");
+        };
+        let composed = composed.unwrap_or_else(|e| panic!("compose_product: {e}, {params}"));
+
+        let mut exact = vec![1.0];
+        let mut first_loss = 0.0;
+        for (pmf, k) in &parts {
+            for _ in 0..*k {
+                exact = convolve_reference(&exact, pmf.probs());
+            }
+            first_loss += *k as f64 * pmf.loss(0);
+        }
+        assert_eq!(composed.len(), exact.len(), "no truncation, {params}");
+        for i in [0, composed.len() / 2, composed.len() - 1] {
+            let want = first_loss + i as f64 * step;
+            let got = composed.loss(i);
+            assert!(
+                (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                "loss({i}) = {got}, the sum puts {want} there, {params}"
+            );
+        }
+        let mut probs = composed.probs().to_vec();
+        if bound == Bound::Upper {
+            // The stored totals' shortfall, put back at the lowest loss (see the
+            // self-composition test): at most Σ k·deficit, to first order.
+            let added: f64 = parts
+                .iter()
+                .map(|(p, k)| *k as f64 * mass_deficit(p.probs(), p.infinity_mass()).max(0.0))
+                .sum::<f64>()
+                * (1.0 + 1e-6);
+            assert!(
+                probs[0] - exact[0] <= added + 1e-28 + composed.roundoff_floor(),
+                "entry 0 gained {:e}, more than the deficits' {added:e}, {params}",
+                probs[0] - exact[0]
+            );
+            probs[0] = exact[0] + (probs[0] - exact[0] - added).max(-composed.roundoff_floor());
+        }
+        let worst = max_abs_diff(&probs, &exact);
+        assert!(
+            worst <= composed.roundoff_floor(),
+            "max error vs exact {worst:e} exceeds the round-off floor {:e}, {params}",
+            composed.roundoff_floor()
+        );
+        let err = l2_diff(&probs, &exact);
+        assert!(
+            err <= composed.roundoff_l2(),
+            "ℓ2 error {err:e} exceeds roundoff_l2 {:e}, {params}",
+            composed.roundoff_l2()
+        );
+        let kept: f64 = parts
+            .iter()
+            .map(|(p, k)| (1.0 - p.infinity_mass()).powi(*k as i32))
+            .product();
+        let want_inf = match bound {
+            Bound::Upper => 1.0 - kept,
+            Bound::Lower => {
+                let finite: f64 = parts
+                    .iter()
+                    .map(|(p, k)| p.finite_mass().powi(*k as i32))
+                    .product();
+                let total: f64 = parts
+                    .iter()
+                    .map(|(p, k)| p.total_mass().min(1.0).powi(*k as i32))
+                    .product();
+                total - finite
+            }
+        };
+        let got_inf = composed.infinity_mass();
+        assert!(
+            (got_inf - want_inf).abs() <= MASS_ABS,
+            "infinity mass {got_inf:e}, want {want_inf:e}, {params}"
+        );
+    }
+}
+
+/// The product declines what it does not handle, for the pairwise path to take.
+#[test]
+fn product_declines_single_parts_and_mixed_grids() {
+    let a = GridPmf::new(0.1, 0, vec![0.5, 0.5], 0.0, Bound::Upper).unwrap();
+    let b = GridPmf::new(0.2, 0, vec![0.5, 0.5], 0.0, Bound::Upper).unwrap();
+    let c = GridPmf::new(0.1, 0, vec![0.5, 0.5], 0.0, Bound::Lower).unwrap();
+    let empty = GridPmf::new(0.1, 0, vec![0.0], 1.0, Bound::Upper).unwrap();
+    assert!(compose_product(&[(&a, 5)], 1e-12, 0).is_none(), "one part");
+    assert!(
+        compose_product(&[(&a, 1), (&b, 1)], 1e-12, 0).is_none(),
+        "steps"
+    );
+    assert!(
+        compose_product(&[(&a, 1), (&c, 1)], 1e-12, 0).is_none(),
+        "bounds"
+    );
+    assert!(
+        compose_product(&[(&a, 1), (&empty, 1)], 1e-12, 0).is_none(),
+        "no finite mass"
+    );
+    assert!(
+        compose_product(&[(&a, 0), (&a, 1)], 1e-12, 0).is_none(),
+        "count 0"
+    );
+    assert!(
+        compose_product(&[(&a, 2), (&a, 3)], 1e-12, 0).is_some(),
+        "two parts"
+    );
 }

@@ -464,15 +464,189 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
         spectrum,
         scratch,
     } = &mut workspace;
+    let transformed = transform_factor(p, k, real, spectrum, scratch, &plan, NEAR_ZERO_BINS);
+    let mut spectral = SpectralError::default();
+    // Σ weight of the bins dropped by the fast path, each charged the same bound.
+    let mut dropped_weight = 0.0;
+    power_bins(spectrum, k, &transformed, |j, bin| {
+        let weight = hermitian_weight(j, n);
+        match bin {
+            PoweredBin::Kept { modulus, error, .. } => {
+                spectral.add(weight, error);
+                spectral.add_magnitude(weight, modulus);
+            }
+            PoweredBin::Dropped => dropped_weight += weight,
+        }
+    });
+    spectral.add(dropped_weight, DROPPED_POWER_BOUND + f64::MIN_POSITIVE);
+    // The rotation by `rotation` shifted the k-fold result by k·rotation (mod n).
+    let shift = ((transformed.rotation as u128 * k as u128) % n as u128) as u64;
+    let start = ((window_start % n as u64 + n as u64 - shift) % n as u64) as usize;
+    let result = inverse_and_bound(spectrum, real, scratch, window_len, &spectral, &plan, start);
+    return_workspace(workspace);
+    result
+}
+
+/// The circular sum of independent draws: `factors` = (vector, k) pairs, each vector
+/// convolved with itself k times and the results convolved together, by one forward
+/// transform per factor and one inverse: `IFFT(Π_f FFT(p_f)^{k_f})`. Entry i of the exact
+/// result (relative to the sum of the vectors' first indices) lands at `i mod period`; the
+/// window `window_start .. window_start + window_len` is returned.
+///
+/// # Error bound
+/// Every factor's powered bins carry the bounds of [`self_convolve_window`]'s plain path
+/// (forward transform, direct recomputation near frequency 0, power). A running product
+/// `Z` with bound `E` times a factor bin `y` with bound `e` has the bound
+/// ```text
+/// E' = E·(|y| + e) + |Z|·e + 2.3·u·|Z|·|y|
+/// ```
+/// (the true product differs from `Z·y` by at most the first two terms; the complex
+/// product's own rounding is within √5·u of it, Brent, Percival & Zimmermann 2007). The
+/// per-bin bounds then give the output's bounds as in [`self_convolve_window`]. `period`
+/// is the buffer length, which is at least the window and every vector's length.
+///
+/// Two savings keep a thousand factors cheap, neither weakening the bound. A bin whose
+/// product falls below 1e-290 (value plus bound) can only shrink further, each later factor's
+/// true bin being at most its vector's mass to the k-th power: it is set to 0, charged
+/// that much (times the masses' product, when above 1), and skipped. The leading bins are
+/// recomputed directly (the plain path's remedy for bins near modulus 1) only while the
+/// product so far is at least 0.1 there: below that the saving is scaled down as much.
+///
+/// # Panics
+/// Never for valid inputs; an empty `factors` gives an all-zero window.
+pub fn product_window(
+    factors: &[(&[f64], u64)],
+    window_start: u64,
+    window_len: usize,
+) -> Convolved {
+    let longest = factors.iter().map(|(p, _)| p.len()).max().unwrap_or(0);
+    let n = self_convolution_period(window_len, longest);
+    let plan = plans(n);
+    let mut workspace = take_workspace();
+    workspace.prepare(n, &plan);
+    let Workspace {
+        real,
+        spectrum,
+        scratch,
+    } = &mut workspace;
+    let bins = n / 2 + 1;
+    // The running product starts at 1 (the empty sum's point mass at 0), exactly.
+    let mut product = vec![Complex64::new(1.0, 0.0); bins];
+    let mut bounds = vec![0.0_f64; bins];
+    let mut shift: u128 = 0;
+    // A bin whose product is below FROZEN_BIN (value plus bound) stays below it times the
+    // remaining factors' bins, each at most its vector's mass to the power k: it is set to 0
+    // with that as its bound, and skipped from then on. With a thousand factors most bins
+    // die within the first few, and the powers are then computed for the few live ones.
+    let growth = factors
+        .iter()
+        .map(|&(p, k)| k as f64 * (l1(p) * (1.0 + 1e-9)).max(1.0).ln())
+        .sum::<f64>()
+        .exp();
+    let freeze = growth.is_finite() && growth < 1e10;
+    let mut live: Vec<usize> = (0..bins).collect();
+    for &(p, k) in factors {
+        // Direct recomputation pays where the error it saves is not scaled down by the
+        // product so far: the leading bins whose product is still at least DIRECT_WORTH.
+        let direct_limit = product[1..]
+            .iter()
+            .take(NEAR_ZERO_BINS)
+            .take_while(|z| modulus(**z) >= DIRECT_WORTH)
+            .count();
+        let transformed = transform_factor(p, k, real, spectrum, scratch, &plan, direct_limit);
+        shift = (shift + transformed.rotation as u128 * k as u128) % n as u128;
+        let rule = PowerRule::new(k);
+        live.retain(|&j| {
+            let (y, ry, e) = match rule.power(j, spectrum[j], &transformed) {
+                PoweredBin::Kept {
+                    value,
+                    modulus,
+                    error,
+                } => (value, modulus, error),
+                PoweredBin::Dropped => (
+                    Complex64::new(0.0, 0.0),
+                    0.0,
+                    DROPPED_POWER_BOUND + f64::MIN_POSITIVE,
+                ),
+            };
+            let z = product[j];
+            let rz = modulus(z);
+            let bound =
+                (bounds[j] * (ry + e) + rz * e + PRODUCT_ROUNDING * UNIT_ROUNDOFF * rz * ry)
+                    * (1.0 + 4.0 * UNIT_ROUNDOFF)
+                    + f64::MIN_POSITIVE;
+            let z = z * y;
+            let outer = modulus(z) + bound;
+            if freeze && j > 0 && outer < FROZEN_BIN {
+                product[j] = Complex64::new(0.0, 0.0);
+                bounds[j] = outer * growth * (1.0 + 1e-9) + f64::MIN_POSITIVE;
+                false
+            } else {
+                product[j] = z;
+                bounds[j] = bound;
+                true
+            }
+        });
+    }
+    let mut spectral = SpectralError::default();
+    for (j, (z, e)) in product.iter().zip(&bounds).enumerate() {
+        let weight = hermitian_weight(j, n);
+        spectral.add(weight, *e);
+        spectral.add_magnitude(weight, modulus(*z));
+    }
+    spectrum.copy_from_slice(&product);
+    let start = ((window_start as u128 % n as u128 + n as u128 - shift) % n as u128) as usize;
+    let result = inverse_and_bound(spectrum, real, scratch, window_len, &spectral, &plan, start);
+    return_workspace(workspace);
+    result
+}
+/// A factor of [`product_window`] has its leading bins recomputed directly (see
+/// `near_zero_bins`) only while the product so far is at least this large there: below it,
+/// the error saved is scaled down as much, and the recomputation costs as much as the FFT.
+const DIRECT_WORTH: f64 = 0.1;
+
+/// Below this (value plus bound), a bin of [`product_window`] is set to 0 and skipped.
+const FROZEN_BIN: f64 = 1e-290;
+
+/// Rounding of one complex product relative to `|Z|·|y|`: √5·u (Brent, Percival &
+/// Zimmermann 2007), with margin.
+const PRODUCT_ROUNDING: f64 = 2.3;
+
+/// A vector loaded into the FFT buffer and transformed, with what its bins' bounds need.
+struct TransformedFactor {
+    /// The buffer holds the vector rotated left by this many places (its largest atom at 0).
+    rotation: usize,
+    /// Per-bin error bound of the forward transform.
+    e_fwd: f64,
+    /// Bins 1..=direct_bins were recomputed directly, with error bound `e_direct`.
+    direct_bins: usize,
+    e_direct: f64,
+    /// Compensated sum of the vector (the exact DC bin, up to 2u).
+    mass: f64,
+}
+
+/// Load `p` into `real` (length n) and transform it into `spectrum`, recomputing the bins
+/// that a k-th power would amplify (see `near_zero_bins`).
+///
+/// A large atom (e.g. the zero loss of a mechanism that rarely samples the record) keeps
+/// every bin's modulus near its mass, so every bin's error is amplified by the power, and
+/// the transform's error is proportional to ‖p‖₁. The buffer is rotated so the atom sits at
+/// index 0 (a circular shift: the power is shifted by k times as much, undone when the
+/// window is read), the rest r is transformed, and the atom is added to every bin exactly
+/// as the real number it is there: the error is 5·log₂N·u·‖r‖₁ + u·‖p‖₁ (the addition's
+/// rounding) instead of 5·log₂N·u·‖p‖₁, smaller whenever the atom outweighs ‖p‖₁/(5·log₂N).
+fn transform_factor(
+    p: &[f64],
+    k: u64,
+    real: &mut [f64],
+    spectrum: &mut [Complex64],
+    scratch: &mut [Complex64],
+    plan: &RealFft,
+    direct_limit: usize,
+) -> TransformedFactor {
+    let n = real.len();
     let stages = (n as f64).log2().ceil();
     let norm = l1(p);
-    // A large atom (e.g. the zero loss of a mechanism that rarely samples the record) keeps
-    // every bin's modulus near its mass, so every bin's error is amplified by the power, and
-    // the transform's error is proportional to ‖p‖₁. Rotate the buffer so the atom sits at
-    // index 0 (a circular shift: the power is shifted by k times as much, undone when the
-    // window is read), transform the rest r, and add the atom to every bin exactly as the
-    // real number it is there: the error is 5·log₂N·u·‖r‖₁ + u·‖p‖₁ (the addition's rounding)
-    // instead of 5·log₂N·u·‖p‖₁, smaller whenever the atom outweighs ‖p‖₁/(5·log₂N).
     let (atom_index, atom) =
         p.iter().copied().enumerate().fold(
             (0, 0.0),
@@ -505,89 +679,156 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
     } else {
         plain_error
     };
-    let kf = k as f64;
     // The bins near frequency 0 keep |x| ≈ 1, so the k-th power multiplies their error by
     // about k: those (while k·|x|^{k−1} > 1, at most NEAR_ZERO_BINS) are recomputed directly,
     // with error DIRECT_DFT_ERROR·u·‖p‖₁ instead of the transform's e_fwd, when smaller.
     let direct_bins = if DIRECT_DFT_ERROR * UNIT_ROUNDOFF * norm < e_fwd {
-        near_zero_bins(spectrum, k, n, p, rotation)
+        near_zero_bins(spectrum, k, n, p, rotation, direct_limit)
     } else {
         0
     };
-    let e_direct = DIRECT_DFT_ERROR * UNIT_ROUNDOFF * norm;
-    // Bins whose k-th power is below 1e-300 are set to 0 (and their error still bounded).
-    let negligible = (-690.0 / kf).exp();
-    let power_rounding = (2.0 * kf.log2().max(1.0) + 4.0) * UNIT_ROUNDOFF;
-    // Relative error of z^k by binary powering: a complex product is within √5·u of the
-    // exact one (Brent, Percival & Zimmermann, Math. Comp. 2007), squaring doubles the
-    // relative error so far, so the s-th square is within √5·u·(2^s − 1) and the product of
-    // the squares for k's bits within √5·u·(k + log₂k + 1), to first order; the factor
-    // (1 + 4ku) covers the second-order terms while k·u ≪ 1.
-    let binary_power_error =
-        2.25 * (kf + kf.log2().max(1.0) + 2.0) * UNIT_ROUNDOFF * (1.0 + 4.0 * kf * UNIT_ROUNDOFF);
-    let mut spectral = SpectralError::default();
-    // Σ weight of the bins dropped by the fast path below, each charged the same bound.
-    let mut dropped_weight = 0.0;
-    // The zero-frequency bin is the total mass: take it from a compensated sum and power it
-    // as exp(k·ln1p(f − 1)), so the result's mass is exact up to the inverse transform's
-    // rounding instead of carrying k·(rounding of the sum) spread evenly over every entry.
-    let mass = crate::numeric::summation::neumaier_sum(p.iter().copied());
-    spectrum[0] = Complex64::new(mass, 0.0);
+    TransformedFactor {
+        rotation,
+        e_fwd,
+        direct_bins,
+        e_direct: DIRECT_DFT_ERROR * UNIT_ROUNDOFF * norm,
+        // The zero-frequency bin is the total mass: taken from a compensated sum, so that
+        // the result's mass is exact up to the inverse transform's rounding instead of
+        // carrying k·(rounding of the sum) spread evenly over every entry.
+        mass: crate::numeric::summation::neumaier_sum(p.iter().copied()),
+    }
+}
+
+/// One bin of a powered spectrum, as [`power_bins`] reports it.
+enum PoweredBin {
+    /// The bin's k-th power, its modulus and a bound on its error.
+    Kept {
+        value: Complex64,
+        modulus: f64,
+        error: f64,
+    },
+    /// The bin's power is below e^-690: set to 0, its error within
+    /// `DROPPED_POWER_BOUND + f64::MIN_POSITIVE`.
+    Dropped,
+}
+
+/// Raise every bin of a transformed factor to the k-th power in place, reporting each bin
+/// (index, value and error bound) to `report`.
+fn power_bins(
+    spectrum: &mut [Complex64],
+    k: u64,
+    factor: &TransformedFactor,
+    mut report: impl FnMut(usize, PoweredBin),
+) {
+    let rule = PowerRule::new(k);
     for (j, x) in spectrum.iter_mut().enumerate() {
+        let bin = rule.power(j, *x, factor);
+        *x = match bin {
+            PoweredBin::Kept { value, .. } => value,
+            PoweredBin::Dropped => Complex64::new(0.0, 0.0),
+        };
+        report(j, bin);
+    }
+}
+
+/// The k-th power of a transformed factor's bins, with error bounds (see [`PowerRule::power`]).
+struct PowerRule {
+    k: u64,
+    kf: f64,
+    /// Bins whose k-th power is below 1e-300 are set to 0 (and their error still bounded).
+    negligible: f64,
+    /// Rounding of the DC bin's power, computed in log space.
+    power_rounding: f64,
+    /// Relative error of z^k by binary powering: a complex product is within √5·u of the
+    /// exact one (Brent, Percival & Zimmermann, Math. Comp. 2007), squaring doubles the
+    /// relative error so far, so the s-th square is within √5·u·(2^s − 1) and the product
+    /// of the squares for k's bits within √5·u·(k + log₂k + 1), to first order; the factor
+    /// (1 + 4ku) covers the second-order terms while k·u ≪ 1.
+    binary_power_error: f64,
+}
+
+impl PowerRule {
+    fn new(k: u64) -> PowerRule {
+        let kf = k as f64;
+        PowerRule {
+            k,
+            kf,
+            negligible: (-690.0 / kf).exp(),
+            power_rounding: (2.0 * kf.log2().max(1.0) + 4.0) * UNIT_ROUNDOFF,
+            binary_power_error: 2.25
+                * (kf + kf.log2().max(1.0) + 2.0)
+                * UNIT_ROUNDOFF
+                * (1.0 + 4.0 * kf * UNIT_ROUNDOFF),
+        }
+    }
+
+    /// Bin j (value `x` as transformed) raised to the k-th power, with a bound on the
+    /// power's error against the exact transform's bin to the k-th power.
+    #[inline]
+    fn power(&self, j: usize, x: Complex64, factor: &TransformedFactor) -> PoweredBin {
+        let (k, kf, negligible) = (self.k, self.kf, self.negligible);
+        let binary_power_error = self.binary_power_error;
         if j == 0 {
+            // The DC bin is not the transform's: it is the compensated sum (within 2u of
+            // the mass, its terms being non-negative), powered in log space.
+            let mass = factor.mass;
             let y = if mass > 0.0 {
                 (kf * (mass - 1.0).ln_1p()).exp()
             } else {
                 0.0
             };
-            // The DC bin is not the transform's: it is the compensated sum (within 2u of
-            // the mass, its terms being non-negative), powered in log space.
-            let e = (2.0 * kf * UNIT_ROUNDOFF + power_rounding) * y;
-            spectral.add(1.0, e);
-            spectral.add_magnitude(1.0, y.abs());
-            *x = Complex64::new(y, 0.0);
-            continue;
+            let e = (2.0 * kf * UNIT_ROUNDOFF + self.power_rounding) * y;
+            return PoweredBin::Kept {
+                value: Complex64::new(y, 0.0),
+                modulus: y.abs(),
+                error: e,
+            };
         }
-        let e_fwd = if j <= direct_bins { e_direct } else { e_fwd };
+        let e_fwd = if j <= factor.direct_bins {
+            factor.e_direct
+        } else {
+            factor.e_fwd
+        };
         // Fast path for the (many, at large k) bins whose power is negligible: r + e_fwd <
         // negligible, tested on the squared modulus with a margin for its rounding (no square
         // root, and no `hypot` for the tiny bins whose squares underflow). Only for thresholds
         // whose square is far above the subnormals (the squares' absolute rounding).
         let threshold = negligible - e_fwd;
         if threshold > 1e-140 && x.re * x.re + x.im * x.im < threshold * threshold * (1.0 - 1e-12) {
-            // Charged after the loop, by count.
-            dropped_weight += hermitian_weight(j, n);
-            *x = Complex64::new(0.0, 0.0);
-            continue;
+            return PoweredBin::Dropped;
         }
-        let r = modulus(*x);
+        let r = modulus(x);
         let outer = r + e_fwd;
-        let propagated = if outer < negligible {
-            0.0
-        } else if r >= 100.0 * kf * e_fwd {
-            // (r + e)^{k−1} ≤ r^{k−1}·exp((k−1)e/r) ≤ 1.011·r^{k−1}.
-            1.011 * kf * r.powf(kf - 1.0) * e_fwd
-        } else {
-            kf * outer.powf(kf - 1.0) * e_fwd
-        };
         // A bin set to 0 drops its true power, at most max(r, outer)^k < e^-690.
         let (y, dropped) = if r < negligible {
             (Complex64::new(0.0, 0.0), DROPPED_POWER_BOUND)
         } else {
-            (complex_pow(*x, k), 0.0)
+            (complex_pow(x, k), 0.0)
         };
-        let e = propagated + dropped + binary_power_error * modulus(y) + f64::MIN_POSITIVE;
-        spectral.add(hermitian_weight(j, n), e);
-        spectral.add_magnitude(hermitian_weight(j, n), modulus(y));
-        *x = y;
+        let ry = modulus(y);
+        let propagated = if outer < negligible {
+            0.0
+        } else if r >= 100.0 * kf * e_fwd {
+            // (r + e)^{k−1} ≤ r^{k−1}·exp((k−1)e/r) ≤ 1.011·r^{k−1}, and r^{k−1} from the
+            // computed power when it is accurate (|y| ≥ r^k·(1 − ε_pow), so r^{k−1} ≤
+            // |y|/r·(1 + 2ε_pow) while ε_pow ≤ ½, plus the division's and the moduli's
+            // rounding): no `powf` per bin.
+            let r_km1 = if dropped == 0.0 && binary_power_error < 0.25 {
+                ry / r * (1.0 + 2.0 * binary_power_error + 8.0 * UNIT_ROUNDOFF)
+            } else {
+                r.powf(kf - 1.0)
+            };
+            1.011 * kf * r_km1 * e_fwd
+        } else {
+            kf * outer.powf(kf - 1.0) * e_fwd
+        };
+        let e = propagated + dropped + binary_power_error * ry + f64::MIN_POSITIVE;
+        PoweredBin::Kept {
+            value: y,
+            modulus: ry,
+            error: e,
+        }
     }
-    spectral.add(dropped_weight, DROPPED_POWER_BOUND + f64::MIN_POSITIVE);
-    // The rotation by `rotation` shifted the k-fold result by k·rotation (mod n).
-    let shift = ((rotation as u128 * k as u128) % n as u128) as u64;
-    let start = ((window_start % n as u64 + n as u64 - shift) % n as u64) as usize;
-    let result = inverse_and_bound(spectrum, real, scratch, window_len, &spectral, &plan, start);
-    return_workspace(workspace);
-    result
 }
 
 /// Most bins near frequency 0 that [`self_convolve_window`] recomputes directly.
@@ -609,13 +850,14 @@ fn near_zero_bins(
     n: usize,
     p: &[f64],
     rotation: usize,
+    limit: usize,
 ) -> usize {
     let kf = k as f64;
     let amplifies = |x: Complex64| {
         let r = modulus(x);
         r > 0.0 && (kf.ln() + (kf - 1.0) * r.ln()) > 0.0
     };
-    let last = (1..spectrum.len().min(NEAR_ZERO_BINS + 1))
+    let last = (1..spectrum.len().min(limit.min(NEAR_ZERO_BINS) + 1))
         .take_while(|&j| amplifies(spectrum[j]))
         .last()
         .unwrap_or(0);
@@ -727,7 +969,7 @@ mod tests {
                 let angle = 2.0 * std::f64::consts::PI * ((rotation * j) % n) as f64 / n as f64;
                 *bin *= Complex64::new(angle.cos(), angle.sin());
             }
-            let last = near_zero_bins(&mut spectrum, k, n, &p, rotation);
+            let last = near_zero_bins(&mut spectrum, k, n, &p, rotation, NEAR_ZERO_BINS);
             assert!(last >= 1, "no bin recomputed");
             lasts.push(last);
             for (j, bin) in spectrum.iter().enumerate().take(last + 1).skip(1) {

@@ -3,7 +3,7 @@
 
 use crate::bound::Bound;
 use crate::error::{Error, Result};
-use crate::numeric::fft_convolution::{convolve, self_convolve_window};
+use crate::numeric::fft_convolution::{convolve, product_window, self_convolve_window};
 use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
 use crate::pmf::tail_moments::{TailMoments, TILTS};
 
@@ -385,7 +385,7 @@ impl GridPmf {
                         .map(|(_, tilt)| tilt)
                 })
                 .collect();
-            out.refine_tail(self, k, &window, tilts, &quantile_tilts);
+            out.refine_tail(&[(self, k)], &window, tilts, &quantile_tilts);
         }
         if tail_mass > 0.0 {
             out.fold_noise_floor(out.roundoff_floor);
@@ -399,7 +399,7 @@ impl GridPmf {
     /// How far the stored total P-mass (finite entries and +∞) falls short of 1, from a
     /// compensated sum (accurate to about `n·u²`, plus that as a margin); ≤ 0 when it does
     /// not.
-    fn mass_deficit(&self) -> f64 {
+    pub(super) fn mass_deficit(&self) -> f64 {
         let total_minus_one = crate::numeric::summation::neumaier_sum(
             self.probs.iter().copied().chain([self.infinity_mass, -1.0]),
         );
@@ -514,17 +514,18 @@ impl GridPmf {
     }
 
     /// Replace entries by those of tilted FFT powers where that bounds their error better
-    /// (see [`GridPmf::self_compose_tilted`]). `single` is the PMF that was composed.
-    fn refine_tail(
+    /// (see [`GridPmf::self_compose_tilted`]).
+    ///
+    /// `parts` = (PMF, count) pairs: one for a self-composition, several for a product
+    /// composition (see [`crate::pmf::product`]); every part is tilted by the same θ.
+    pub(super) fn refine_tail(
         &mut self,
-        single: &GridPmf,
-        k: u64,
+        parts: &[(&GridPmf, u64)],
         window: &Window,
         tilts: usize,
         extra_tilts: &[f64],
     ) {
         let untilted_per_entry = self.roundoff_floor;
-        let kf = k as f64;
         let len = self.probs.len();
         // Every entry's error: the untilted uniform bound, plus (upper PMFs) the mass below
         // the window, which may otherwise be lost when its wrapped copy is replaced.
@@ -546,20 +547,45 @@ impl GridPmf {
         thetas.sort_by(f64::total_cmp);
         thetas.dedup();
         for theta in thetas {
-            let Some((tilted, log_normalizer)) = single.tilted(theta) else {
+            let Some(tilted) = parts
+                .iter()
+                .map(|(part, _)| part.tilted(theta))
+                .collect::<Option<Vec<_>>>()
+            else {
                 continue;
             };
-            let conv = self_convolve_window(&tilted, k, window.bottom, len);
-            // Mass of the tilted k-fold sum outside the window wraps into it.
-            let aliased = tilted_window_leak(&tilted, single.step, k, window);
+            // Σ k·a over the parts: the tilted sum's log normalizer.
+            let log_normalizer: f64 = tilted
+                .iter()
+                .zip(parts)
+                .map(|((_, a), &(_, k))| k as f64 * a)
+                .sum();
+            let (conv, aliased) = match (tilted.as_slice(), parts) {
+                ([(single, _)], [(_, k)]) => (
+                    self_convolve_window(single, *k, window.bottom, len),
+                    // Mass of the tilted k-fold sum outside the window wraps into it.
+                    tilted_window_leak(single, self.step, *k, window),
+                ),
+                _ => {
+                    let factors: Vec<(&[f64], u64)> = tilted
+                        .iter()
+                        .zip(parts)
+                        .map(|((values, _), &(_, k))| (values.as_slice(), k))
+                        .collect();
+                    (
+                        product_window(&factors, window.bottom, len),
+                        product_window_leak(&factors, self.step, window),
+                    )
+                }
+            };
             // The worst-case per-entry bound, not the noise-floor estimate: a tilted copy's
             // error is untilted by factors up to e^{k·a − θ·l}, and at huge k its near-zero
             // frequencies carry a smooth error far above the noise floor (sweep seed
             // 20261124, case 636: the estimate said 1e-18, entries were 1e-10 off).
             let per_entry = conv.entry_bound.max(conv.roundoff_floor) + aliased;
             for (i, value) in conv.values.iter().enumerate() {
-                // Untilt: r = r̃ · e^{k·a − θ l}.
-                let factor = (kf * log_normalizer - theta * self.loss(i)).exp();
+                // Untilt: r = r̃ · e^{Σ k·a − θ l}.
+                let factor = (log_normalizer - theta * self.loss(i)).exp();
                 let bound = per_entry * factor;
                 if bound < errors[i] {
                     errors[i] = bound;
@@ -841,7 +867,7 @@ impl GridPmf {
         }
     }
 
-    fn check_compatible(&self, other: &GridPmf) -> Result<()> {
+    pub(super) fn check_compatible(&self, other: &GridPmf) -> Result<()> {
         if self.bound != other.bound {
             return Err(Error::IncompatibleDistributions {
                 reason: format!("bounds differ ({:?} and {:?})", self.bound, other.bound),
@@ -855,7 +881,7 @@ impl GridPmf {
         Ok(())
     }
 
-    fn check_range(&self) -> Result<()> {
+    pub(super) fn check_range(&self) -> Result<()> {
         let top = self.loss(self.probs.len());
         let bottom = self.loss(0);
         if top.abs() > MAX_ABS_LOSS || bottom.abs() > MAX_ABS_LOSS {
@@ -878,7 +904,7 @@ impl GridPmf {
 /// u64::MAX: the product neither underflows to 0·∞ = NaN nor loses the 1 − tiny structure
 /// (for m = 1e-6 and k = 1e9 it is 1 − e^{−1000}, not NaN). Relative error a few ulps times
 /// `1 + k·|ln t|·u`-sized terms, far inside the δ allowance.
-fn power_infinity_mass(finite: f64, infinity: f64, k: u64) -> f64 {
+pub(super) fn power_infinity_mass(finite: f64, infinity: f64, k: u64) -> f64 {
     let kf = k as f64;
     if infinity <= 0.0 {
         return 0.0;
@@ -908,7 +934,7 @@ fn power_infinity_mass(finite: f64, infinity: f64, k: u64) -> f64 {
 /// at least all of the wrapped copy; elsewhere it took everything up to x), so the result's
 /// loss is stochastically larger and every δ(ε) read from it is at least the true one. (Mass
 /// below the window wraps to the top: it only moves mass up.)
-fn remove_from_bottom(probs: &mut [f64], mass: f64) {
+pub(super) fn remove_from_bottom(probs: &mut [f64], mass: f64) {
     let mut left = mass;
     for p in probs.iter_mut() {
         if left <= 0.0 {
@@ -921,15 +947,15 @@ fn remove_from_bottom(probs: &mut [f64], mass: f64) {
 }
 
 /// The index window kept by a self-composition, relative to the start of the full result.
-struct Window {
-    bottom: u64,
-    top: u64,
+pub(super) struct Window {
+    pub(super) bottom: u64,
+    pub(super) top: u64,
     /// Bound on the mass of the k-fold sum above `top`.
-    mass_above: f64,
+    pub(super) mass_above: f64,
     /// Bound on the mass of the k-fold sum below `bottom`.
-    mass_below: f64,
+    pub(super) mass_below: f64,
     /// The tilt (nats⁻¹) that gave the best bound at the top end: the saddle point there.
-    saddle_tilt: f64,
+    pub(super) saddle_tilt: f64,
 }
 
 /// Chernoff window for the k-fold sum of the PMF `p` (index units, relative to its start).
@@ -937,7 +963,7 @@ struct Window {
 /// `caps` = (lowest, highest) index the window may use (the ±LOSS_LIMIT range); the window is
 /// cut there even when the Chernoff bound would reach further, and the mass beyond is bounded
 /// the same way. `tail_mass = 0` asks for the full range (within the caps).
-fn chernoff_window(
+pub(super) fn chernoff_window(
     moments: &TailMoments,
     k: u64,
     tail_mass: f64,
@@ -1017,9 +1043,64 @@ fn tilted_window_leak(p: &[f64], step: f64, k: u64, window: &Window) -> f64 {
     (above.min(total) + below.min(total)).min(total)
 }
 
+/// [`tilted_window_leak`] for the sum of independent draws from several vectors, `factors`
+/// = (vector, count): their moments, taken at tilts relative to the sum's span, add up.
+fn product_window_leak(factors: &[(&[f64], u64)], step: f64, window: &Window) -> f64 {
+    let moments = product_moments(factors, step);
+    let mut above = f64::INFINITY;
+    let mut below = f64::INFINITY;
+    for t in 0..TILTS {
+        let lambda = moments.lambdas[t];
+        above = above.min((moments.up[t] - lambda * (window.top + 1) as f64).exp());
+        if window.bottom > 0 {
+            below = below.min((moments.down[t] + lambda * (window.bottom - 1) as f64).exp());
+        }
+    }
+    let total = factors
+        .iter()
+        .map(|&(p, k)| k as f64 * log_total(p))
+        .sum::<f64>()
+        .exp();
+    let below = if window.bottom > 0 { below } else { 0.0 };
+    (above.min(total) + below.min(total)).min(total)
+}
+
+/// The tail moments of the sum of independent draws, `factors` = (vector, count), in index
+/// units relative to the sum's lowest index: `Σ k·up(t)` and `Σ k·down(t)` at tilts shared
+/// by every factor (the span tilts relative to the sum's span).
+pub(super) fn product_moments(factors: &[(&[f64], u64)], step: f64) -> TailMoments {
+    let span: f64 = factors
+        .iter()
+        .map(|&(p, k)| k as f64 * (p.len().max(1) - 1) as f64)
+        .sum();
+    let span = span.clamp(1.0, usize::MAX as f64) as usize;
+    let mut total: Option<TailMoments> = None;
+    for &(p, k) in factors {
+        let m = TailMoments::with_span(p, step, span);
+        let kf = k as f64;
+        match total.as_mut() {
+            None => {
+                let mut first = m;
+                for t in 0..TILTS {
+                    first.up[t] *= kf;
+                    first.down[t] *= kf;
+                }
+                total = Some(first);
+            }
+            Some(sum) => {
+                for t in 0..TILTS {
+                    sum.up[t] += kf * m.up[t];
+                    sum.down[t] += kf * m.down[t];
+                }
+            }
+        }
+    }
+    total.unwrap_or_else(|| TailMoments::of(&[1.0], step))
+}
+
 /// Chernoff bound on the mass of the k-fold sum of the PMF with `moments` at indices ≥
 /// `index` (relative to the start of the full result): `min_λ exp(k ln M(λ) − λ·index)`.
-fn chernoff_mass_from(moments: &TailMoments, k: u64, index: u64) -> f64 {
+pub(super) fn chernoff_mass_from(moments: &TailMoments, k: u64, index: u64) -> f64 {
     (0..TILTS)
         .map(|t| (k as f64 * moments.up[t] - moments.lambdas[t] * index as f64).exp())
         .fold(1.0, f64::min)

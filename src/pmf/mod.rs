@@ -9,6 +9,7 @@
 //! - [`composition`]: self-composition by one FFT power and heterogeneous composition, with
 //!   truncated mass charged to +∞ (upper bound) or dropped (lower bound).
 //! - [`mixture`]: the PMF of a revealed mixture of pairs (the weighted sum).
+//! - [`product`]: many distinct PMFs, each repeated, composed by one FFT product.
 //! - [`hockey_stick`]: δ(ε) and ε(δ) from the hockey-stick divergence of the PMF.
 //! - [`tail_moments`]: exponential moments at fixed tilts, for the Chernoff bounds that size
 //!   self-composition windows.
@@ -17,6 +18,7 @@ pub mod composition;
 pub mod grid_pmf;
 pub mod hockey_stick;
 pub mod mixture;
+pub mod product;
 pub mod tail_moments;
 
 pub use grid_pmf::GridPmf;
