@@ -2,8 +2,8 @@
 //! the side-by-side comparison with dp_accounting uses, far tails (δ = 1e-12), and many
 //! distinct events.
 //!
-//! Run with `cargo bench --bench engine_targets` (about five minutes: the 1000-event case
-//! takes seconds per query). Groups:
+//! Run with `cargo bench --bench engine_targets` (about ten minutes: the 10,000-event case
+//! takes about 20 s per query). Groups:
 //!
 //! * `default_tolerance`: ε(δ = 1e-5) with default options for σ 1 q 0.01 T 1e3 and 1e4,
 //!   σ 0.8 q 0.004 T 1e5, and MNIST-like σ 1.1 q 256/60000 T 14063 (the cases of
@@ -12,7 +12,7 @@
 //!   ±2e-3 nats) and of a mixed release (12 Laplace count queries, one Gaussian, 100
 //!   randomized-response answers, replace).
 //! * `distinct_events`: ε(δ = 1e-5) of n distinct subsampled Gaussians (σ evenly from 0.8 to
-//!   1.5, q 0.01, 10 steps each), n = 200 and 1000.
+//!   1.5, q 0.01, 10 steps each), n = 200, 1000 and 10,000.
 //!
 //! Every query builds its accountant inside the timed closure: the whole cost of an answer.
 
@@ -93,7 +93,7 @@ fn distinct(n: usize) -> CompositionSpec {
 fn bench_distinct_events(c: &mut Criterion) {
     let mut group = c.benchmark_group("distinct_events");
     group.sample_size(10);
-    for n in [200, 1000] {
+    for n in [200, 1000, 10_000] {
         let spec = distinct(n);
         group.bench_with_input(BenchmarkId::from_parameter(n), &spec, |b, spec| {
             b.iter(|| black_box(epsilon(black_box(spec), 1e-5)))

@@ -401,6 +401,30 @@ fn all_mass_beyond_the_grid_composes_without_nan() {
     );
 }
 
+/// (Session 12, seed 0x1352905 case 223) A discrete Laplace of scale 0.0024 under replace
+/// (±837 nats a run, beyond the grid: its upper PMF is all at +∞ but for 1e-182) composed
+/// with a shuffled Gaussian epoch. The FFT product of distinct events summed k·ln1p(f − 1)
+/// for that finite mass, −∞, in a compensated sum: NaN +∞ mass, and an upper ε of 0 where
+/// the truth is above 16,000. The truth is at least the 21 discrete Laplace runs alone.
+#[test]
+fn event_beyond_the_grid_in_a_product_of_distinct_events() {
+    let spec = r#"{"events":[
+        {"count":21,"mechanism":"discrete_laplace","scale":0.002388061056804961,"sensitivity":1,
+         "sampling":{"fixed_batch":{"batch_size":20,"dataset_size":20}}},
+        {"count":1,"mechanism":"gaussian","sigma":8.274359550541682,"sensitivity":1.0,
+         "sampling":{"shuffle":{"steps_per_epoch":643}}}],
+        "neighbouring":"replace"}"#;
+    // Replace shifts the count by up to 2: loss 0 at one point (mass r), ±2a elsewhere.
+    let a: f64 = 1.0 / 0.002388061056804961;
+    let ln_r = (-(-a).exp_m1()).ln() - (-a).exp().ln_1p() - a;
+    let ln_not_r = (-2.0 * a).exp().ln_1p() - (-a).exp().ln_1p();
+    let runs = oracle::ThreeAtom::new(21, 2.0 * a, ln_r, ln_not_r);
+    let delta = 4.3384966007106116e-10;
+    let truth = oracle::invert(&|e| runs.delta(e), delta);
+    assert!(truth.0 > 16_000.0, "{truth:?}");
+    check_epsilon(spec, delta, at_least(truth.0));
+}
+
 /// (Session 12, seed 4242 case 254) A three-atom pair run 94 times: the all-top-atom run has
 /// loss 94·21.1 = 1987 nats and P-mass 0.33, but its Q-mass (6.5e-10)^94 underflows. The
 /// exact atom power charged such atoms' P-mass to +∞ for both bounds, so the lower PMF read

@@ -21,6 +21,7 @@ use crate::mechanism::{
 use crate::pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
 use crate::pmf::composition::compose_all_tilted;
 use crate::pmf::grid_pmf::{GridPmf, MAX_ABS_LOSS};
+use crate::pmf::product::compose_product;
 use crate::spec::{CompositionSpec, MechanismKind, Neighbouring, SamplingKind};
 
 /// Smallest grid step (nats) the accountant accepts, fixed or in [`Accountant::pld`]: 1e-12.
@@ -180,6 +181,10 @@ const MAX_COARSENINGS: u32 = 6;
 /// [`LossAtoms::power`]); beyond it the pair is rounded onto the grid and composed there.
 const MAX_EXACT_ATOMS: usize = 1 << 16;
 
+/// Most points of single-event PMFs held at once by one composition: past it, the events so
+/// far are multiplied into one PMF (see `Accountant::composed`). 4M points, 32 MiB.
+const PRODUCT_CHUNK_POINTS: usize = 1 << 22;
+
 /// Grid refinement stops before a composed grid would hold more points than this.
 const MAX_REFINED_POINTS: usize = 1 << 21;
 
@@ -196,6 +201,9 @@ struct Evaluation {
     /// Estimated peak bytes: the [`CONCURRENT_TASKS`] largest task estimates, as if they had
     /// all run at once.
     bytes: f64,
+    /// The smallest guaranteed upper bound on ADD's answer known after this evaluation (its
+    /// coarse check, or the one passed in), for asymmetric plans.
+    add_upper: Option<f64>,
 }
 
 /// Tasks counted as running at once in a memory estimate: the most threads an evaluation
@@ -472,7 +480,14 @@ impl Accountant {
             tilts,
         } = grid;
         let key = GridKey::new(bound, step, tail_mass);
+        // Composed parts (exact powers of atom pairs), and single events with their counts
+        // (and their component, for the cache of self-compositions).
         let mut parts = Vec::new();
+        let mut singles: Vec<(GridPmf, u64, Option<&Component>)> = Vec::new();
+        // Points held by the singles' PMFs, now and at most.
+        let (mut singles_points, mut peak_singles) = (0, 0);
+        // Products of the chunks of single events multiplied so far.
+        let mut chunks: Vec<GridPmf> = Vec::new();
         // μ = 0 (Δ/σ underflows): no privacy loss, nothing to compose.
         if let Some(mu) = self.plan.gaussian_mu.filter(|&mu| mu > 0.0) {
             let make = || {
@@ -490,7 +505,9 @@ impl Accountant {
                 Some(cache) => cache.single(Source::Gaussian(mu.to_bits()), key, make)?,
                 None => Arc::new(make()?),
             };
-            parts.push(single.remove().clone());
+            let pmf = single.remove().clone();
+            singles_points += pmf.stored_points();
+            singles.push((pmf, 1, None));
         }
         for group in &self.plan.groups {
             let of_direction = |pld: &PrivacyLossDistribution| -> GridPmf {
@@ -534,31 +551,84 @@ impl Accountant {
                     }
                 }
             }
-            let power = |single: &PrivacyLossDistribution| -> Result<GridPmf> {
-                of_direction(single).self_compose_tilted(group.count, tail_mass, tilts)
+            let single = match &self.cache {
+                Some(cache) => cache.single(Source::Group(group.component.clone()), key, || {
+                    group.component.pld(bound, step, tail_mass)
+                })?,
+                None => Arc::new(group.component.pld(bound, step, tail_mass)?),
             };
-            let composed = match &self.cache {
-                Some(cache) => {
-                    let make = || {
-                        let single =
-                            cache.single(Source::Group(group.component.clone()), key, || {
-                                group.component.pld(bound, step, tail_mass)
-                            })?;
-                        power(&single)
-                    };
-                    let pmf =
-                        cache.power(&group.component, key, direction, tilts, group.count, make)?;
+            let pmf = of_direction(&single);
+            singles_points += pmf.stored_points();
+            singles.push((pmf, group.count, Some(&group.component)));
+            // Many distinct events: multiply them in chunks, so that the discretizations
+            // held at once stay bounded (their products are composed pairwise at the end).
+            if singles_points > PRODUCT_CHUNK_POINTS && singles.len() >= 2 {
+                peak_singles = peak_singles.max(singles_points);
+                let chunk = std::mem::take(&mut singles);
+                singles_points = 0;
+                chunks.extend(self.compose_singles(chunk, Vec::new(), key, direction, grid)?);
+            }
+        }
+        peak_singles = peak_singles.max(singles_points);
+        // The exact powers join the last product when there is only one (no pairwise step
+        // at all), and the pairwise composition otherwise.
+        let mut all = if chunks.is_empty() {
+            self.compose_singles(singles, parts, key, direction, grid)?
+        } else {
+            chunks.extend(self.compose_singles(singles, Vec::new(), key, direction, grid)?);
+            chunks.extend(parts);
+            chunks
+        };
+        let parts_points = peak_singles + all.iter().map(GridPmf::stored_points).sum::<usize>();
+        let largest_part = all.iter().map(GridPmf::len).max().unwrap_or(0);
+        let composed = if all.len() == 1 {
+            all.pop().expect("one part")
+        } else {
+            compose_all_tilted(all, tail_mass, tilts)?
+        };
+        let bytes = task_bytes(parts_points, largest_part.max(composed.len()), tilts);
+        Ok((composed, bytes))
+    }
+
+    /// Compose single events, (PMF, count, component for the cache), with `extra` composed
+    /// parts: by one FFT product over the whole window when it applies (see
+    /// [`compose_product`]; returned alone), otherwise each event's self-composition (cached
+    /// by component), returned with `extra` for the pairwise composition.
+    fn compose_singles(
+        &self,
+        singles: Vec<(GridPmf, u64, Option<&Component>)>,
+        extra: Vec<GridPmf>,
+        key: GridKey,
+        direction: Direction,
+        grid: Grid,
+    ) -> Result<Vec<GridPmf>> {
+        let Grid {
+            tail_mass, tilts, ..
+        } = grid;
+        if singles.len() >= 2 {
+            let factors: Vec<(&GridPmf, u64)> = singles
+                .iter()
+                .map(|(pmf, count, _)| (pmf, *count))
+                .chain(extra.iter().map(|pmf| (pmf, 1)))
+                .collect();
+            if let Some(product) = compose_product(&factors, tail_mass, tilts) {
+                return Ok(vec![product?]);
+            }
+        }
+        let mut parts = Vec::with_capacity(singles.len() + extra.len());
+        for (single, count, component) in singles {
+            let power = || single.self_compose_tilted(count, tail_mass, tilts);
+            let composed = match (&self.cache, component) {
+                (Some(cache), Some(component)) => {
+                    let pmf = cache.power(component, key, direction, tilts, count, power)?;
                     GridPmf::clone(&pmf)
                 }
-                None => power(&group.component.pld(bound, step, tail_mass)?)?,
+                _ => power()?,
             };
             parts.push(composed);
         }
-        let parts_points: usize = parts.iter().map(GridPmf::stored_points).sum();
-        let largest_part = parts.iter().map(GridPmf::len).max().unwrap_or(0);
-        let composed = compose_all_tilted(parts, tail_mass, tilts)?;
-        let bytes = task_bytes(parts_points, largest_part.max(composed.len()), tilts);
-        Ok((composed, bytes))
+        parts.extend(extra);
+        Ok(parts)
     }
 
     /// Evaluate a query (ε(δ) or δ(ε), read from one direction's PMF) as a bracket over both
@@ -584,6 +654,7 @@ impl Accountant {
         grid: Grid,
         query: &(dyn Fn(&GridPmf) -> f64 + Sync),
         charged: &(dyn Fn(&GridPmf, f64) -> f64 + Sync),
+        known_add: Option<f64>,
     ) -> Result<Evaluation> {
         let symmetric = self.plan.is_symmetric();
         let roundoff_mass = std::sync::Mutex::new(0.0_f64);
@@ -645,7 +716,10 @@ impl Accountant {
             step: 2.0 * grid.step,
             ..grid
         };
-        if !symmetric {
+        // An earlier grid's ADD bound is as valid on this one: with it, the check is run only
+        // if REMOVE's upper bound comes out below it.
+        let check_now = !symmetric && known_add.is_none();
+        if check_now {
             // Largest first: after REMOVE's two grids h and its grid 2h.
             tasks.insert(
                 3.min(tasks.len()),
@@ -653,30 +727,33 @@ impl Accountant {
             );
         }
         let mut results = parallel_map(&tasks, run);
-        let coarse_add_result = if symmetric {
-            None
-        } else {
+        let coarse_add_result = if check_now {
             Some(results.remove(3.min(results.len() - 1)))
+        } else {
+            None
         };
         let (remove, points) = bracket_of(&results)?;
-        let Some(coarse_add_result) = coarse_add_result else {
-            return Ok(Evaluation {
-                bracket: remove,
-                worse_direction: "both",
-                points,
-                roundoff_mass: roundoff_mass.lock().map_or(f64::INFINITY, |r| *r),
-                bytes: peak_bytes(&task_bytes_seen),
-            });
+        let finish = |bracket, worse_direction, points, add_upper| Evaluation {
+            bracket,
+            worse_direction,
+            points,
+            roundoff_mass: roundoff_mass.lock().map_or(f64::INFINITY, |r| *r),
+            bytes: peak_bytes(&task_bytes_seen),
+            add_upper,
         };
-        let (coarse_add, _) = coarse_add_result?;
+        if symmetric {
+            return Ok(finish(remove, "both", points, None));
+        }
+        let coarse_add = match (coarse_add_result, known_add) {
+            (Some(result), _) => result?.0,
+            (None, Some(known)) if known <= remove.upper => known,
+            // The earlier bound is not enough: check on this grid.
+            (None, _) => run(&(Bound::Upper, Direction::Add, coarse_add))?
+                .0
+                .min(known_add.unwrap_or(f64::INFINITY)),
+        };
         if coarse_add <= remove.upper {
-            return Ok(Evaluation {
-                bracket: remove,
-                worse_direction: "remove",
-                points,
-                roundoff_mass: roundoff_mass.lock().map_or(f64::INFINITY, |r| *r),
-                bytes: peak_bytes(&task_bytes_seen),
-            });
+            return Ok(finish(remove, "remove", points, Some(coarse_add)));
         }
         let (add, add_points) = bracket_of(&parallel_map(&tasks_of(Direction::Add), run))?;
         let worse_direction = if add.upper > remove.upper {
@@ -684,13 +761,12 @@ impl Accountant {
         } else {
             "remove"
         };
-        Ok(Evaluation {
-            bracket: remove.max(add),
+        Ok(finish(
+            remove.max(add),
             worse_direction,
-            points: points.max(add_points),
-            roundoff_mass: roundoff_mass.lock().map_or(f64::INFINITY, |r| *r),
-            bytes: peak_bytes(&task_bytes_seen),
-        })
+            points.max(add_points),
+            Some(coarse_add.min(add.upper)),
+        ))
     }
 
     /// Compute at a grid step, refining it until the bracket meets the tolerance.
@@ -712,6 +788,8 @@ impl Accountant {
         let mut coarsenings = 0;
         let mut stalls = 0;
         let mut best: Option<Bracket> = None;
+        // The tightest guaranteed upper bound on ADD's answer seen so far (see `evaluate`).
+        let mut known_add: Option<f64> = None;
         let budget = self.options.memory_budget_bytes() as f64;
         loop {
             let grid = Grid {
@@ -742,7 +820,8 @@ impl Accountant {
                 points,
                 roundoff_mass,
                 bytes,
-            } = match self.evaluate(grid, &query, &charged) {
+                add_upper,
+            } = match self.evaluate(grid, &query, &charged, known_add) {
                 Ok(evaluation) => evaluation,
                 // The first grid is too fine for the composition's range: coarsen it (the
                 // bracket will say how loose the answer is) rather than give up.
@@ -759,6 +838,7 @@ impl Accountant {
                 }
                 Err(error) => return Err(error),
             };
+            known_add = add_upper;
             // Every grid's bracket is guaranteed: keep the tightest ends seen so far, so that
             // a refinement never loosens either end.
             let bracket = match best {

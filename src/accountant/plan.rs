@@ -505,7 +505,12 @@ impl Plan {
             .chain(self.gaussian_mu.map(|mu| points(gaussian_width(mu))))
             .collect();
         let longest = widths.iter().copied().max().unwrap_or(0);
-        CONCURRENT_TASKS as f64 * super::task_bytes(widths.iter().sum(), longest, tilts)
+        // Distinct events are multiplied in chunks of bounded size (see `Accountant::composed`).
+        let held = widths
+            .iter()
+            .sum::<usize>()
+            .min(super::PRODUCT_CHUNK_POINTS + longest);
+        CONCURRENT_TASKS as f64 * super::task_bytes(held, longest, tilts)
     }
 
     /// A rough width (nats) of the widest single event's loss range.
