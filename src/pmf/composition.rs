@@ -217,23 +217,7 @@ impl GridPmf {
             return Ok(self.beyond_limit(k, highest < -LOSS_LIMIT));
         }
         let moments = TailMoments::of(&self.probs, self.step);
-        let mut window = chernoff_window(&moments, k, tail_mass, full_top, caps);
-        if tilts > 0 {
-            // Tilted copies put their mass near the top of the window: extend the window so
-            // that little of it wraps around (tails τ² instead of τ), keeping the tilts aimed
-            // at the saddle point of the original top end.
-            let wide = chernoff_window(
-                &moments,
-                k,
-                (tail_mass * tail_mass).max(1e-300),
-                full_top,
-                caps,
-            );
-            window = Window {
-                saddle_tilt: window.saddle_tilt,
-                ..wide
-            };
-        }
+        let window = power_window_for(&moments, k, tail_mass, full_top, caps, tilts);
         if window.top < caps.0 {
             // Everything but a Chernoff-bounded tail lies below −LOSS_LIMIT.
             let mut out = self.beyond_limit(k, true);
@@ -372,20 +356,8 @@ impl GridPmf {
             entry_errors: lattice_errors,
         };
         if tilts > 0 && self.entry_errors.is_none() {
-            // Besides the fractions of the window top's saddle point, the saddle points of
-            // the Chernoff quantiles at levels τ^{j/tilts}: where the window top is the end of
-            // a bounded support (atoms, randomized response), its saddle point is huge and
-            // its fractions all aim beyond the δ that matter.
-            let log_half_tail = (0.5 * tail_mass).max(1e-300).ln();
-            let quantile_tilts: Vec<f64> = (1..=tilts)
-                .filter_map(|j| {
-                    let level = log_half_tail * j as f64 / tilts as f64;
-                    moments
-                        .upper_quantile(k as f64, level, None)
-                        .map(|(_, tilt)| tilt)
-                })
-                .collect();
-            out.refine_tail(&[(self, k)], &window, tilts, &quantile_tilts);
+            let extra = quantile_tilts(&moments, k, tail_mass, tilts);
+            out.refine_tail(&[(self, k)], &window, tilts, &extra);
         }
         if tail_mass > 0.0 {
             out.fold_noise_floor(out.roundoff_floor);
@@ -1022,6 +994,55 @@ pub(super) fn chernoff_window(
         },
         saddle_tilt,
     }
+}
+
+/// The window of a k-fold sum (see [`chernoff_window`]); with tilts, widened to tails τ² so
+/// that little of the tilted copies' mass (near the top) wraps around, the tilts still aimed
+/// at the saddle point of the τ window's top end.
+pub(super) fn power_window_for(
+    moments: &TailMoments,
+    k: u64,
+    tail_mass: f64,
+    full_top: u64,
+    caps: (u64, u64),
+    tilts: usize,
+) -> Window {
+    let window = chernoff_window(moments, k, tail_mass, full_top, caps);
+    if tilts == 0 {
+        return window;
+    }
+    let wide = chernoff_window(
+        moments,
+        k,
+        (tail_mass * tail_mass).max(1e-300),
+        full_top,
+        caps,
+    );
+    Window {
+        saddle_tilt: window.saddle_tilt,
+        ..wide
+    }
+}
+
+/// Tilts for the tail refinement besides the fractions of the window top's saddle point:
+/// the saddle points of the Chernoff quantiles at levels τ^{j/tilts}. Where the window top
+/// is the end of a bounded support (atoms, randomized response), its saddle point is huge
+/// and its fractions all aim beyond the δ that matter.
+pub(super) fn quantile_tilts(
+    moments: &TailMoments,
+    k: u64,
+    tail_mass: f64,
+    tilts: usize,
+) -> Vec<f64> {
+    let log_half_tail = (0.5 * tail_mass).max(1e-300).ln();
+    (1..=tilts)
+        .filter_map(|j| {
+            let level = log_half_tail * j as f64 / tilts as f64;
+            moments
+                .upper_quantile(k as f64, level, None)
+                .map(|(_, tilt)| tilt)
+        })
+        .collect()
 }
 
 /// Chernoff bound on the mass of the k-fold sum of `p` (any non-negative vector, e.g. a tilted

@@ -20,8 +20,8 @@ use crate::bound::Bound;
 use crate::numeric::fft_convolution::product_window;
 use crate::numeric::summation::neumaier_sum;
 use crate::pmf::composition::{
-    chernoff_mass_from, chernoff_window, product_moments, remove_from_bottom, Window,
-    MAX_COMPOSED_POINTS,
+    chernoff_mass_from, power_window_for, product_moments, quantile_tilts, remove_from_bottom,
+    Window, MAX_COMPOSED_POINTS,
 };
 use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT};
 use crate::Result;
@@ -95,22 +95,8 @@ pub fn compose_product(
         .map(|&(p, k)| (p.probs.as_slice(), k))
         .collect();
     let moments = product_moments(&factors, step);
-    let mut window = chernoff_window(&moments, 1, tail_mass, full_top, caps);
-    if tilts > 0 {
-        // As in self-composition: a wider window (tails τ²) so that little tilted mass wraps
-        // around, the tilts still aimed at the saddle point of the original top end.
-        let wide = chernoff_window(
-            &moments,
-            1,
-            (tail_mass * tail_mass).max(1e-300),
-            full_top,
-            caps,
-        );
-        window = Window {
-            saddle_tilt: window.saddle_tilt,
-            ..wide
-        };
-    }
+    // As in self-composition (k = 1: the moments are the sum's).
+    let window = power_window_for(&moments, 1, tail_mass, full_top, caps, tilts);
     if window.top < caps.0 {
         return None;
     }
@@ -270,18 +256,8 @@ fn compose_in_window(
         entry_errors: None,
     };
     if tilts > 0 {
-        // The saddle points of the Chernoff quantiles at levels τ^{j/tilts}, besides the
-        // fractions of the window top's (see `self_compose_tilted`).
-        let log_half_tail = (0.5 * tail_mass).max(1e-300).ln();
-        let quantile_tilts: Vec<f64> = (1..=tilts)
-            .filter_map(|j| {
-                let level = log_half_tail * j as f64 / tilts as f64;
-                moments
-                    .upper_quantile(1.0, level, None)
-                    .map(|(_, tilt)| tilt)
-            })
-            .collect();
-        out.refine_tail(parts, window, tilts, &quantile_tilts);
+        let extra = quantile_tilts(moments, 1, tail_mass, tilts);
+        out.refine_tail(parts, window, tilts, &extra);
     }
     if tail_mass > 0.0 {
         out.fold_noise_floor(out.roundoff_floor);
