@@ -32,14 +32,16 @@ pub(super) struct GridKey {
     pub(super) bound: Bound,
     pub(super) step: u64,
     pub(super) tail_mass: u64,
+    pub(super) merge_budget: u64,
 }
 
 impl GridKey {
-    pub(super) fn new(bound: Bound, step: f64, tail_mass: f64) -> Self {
+    pub(super) fn new(bound: Bound, step: f64, tail_mass: f64, merge_budget: f64) -> Self {
         GridKey {
             bound,
             step: step.to_bits(),
             tail_mass: tail_mass.to_bits(),
+            merge_budget: merge_budget.to_bits(),
         }
     }
 }

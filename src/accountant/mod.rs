@@ -159,6 +159,9 @@ struct Grid {
     step: f64,
     tail_mass: f64,
     tilts: usize,
+    /// δ each single event's discretization may add by merging its tail bins (see
+    /// [`Plan::merge_budget`]); 0 for none.
+    merge_budget: f64,
 }
 
 /// Coarsest grid step (nats) of the lower-bound chain: a fixed grid step h also reads the
@@ -310,13 +313,21 @@ impl Accountant {
         } else {
             0
         };
+        let merge_budget = self.plan.merge_budget(delta);
         let query = |pmf: &GridPmf| pmf.epsilon_for_delta(delta);
         // The allowances charged where the answer was read.
         let charged = |pmf: &GridPmf, epsilon: f64| pmf.charged_at(epsilon);
         let round_off_limits =
             |roundoff_mass: f64, target_width: f64| roundoff_mass / (delta * target_width);
-        let (mut epsilon, mut settings, roundoff_mass) =
-            self.refine(tail_mass, tilts, query, charged, target, round_off_limits)?;
+        let (mut epsilon, mut settings, roundoff_mass) = self.refine(
+            tail_mass,
+            tilts,
+            merge_budget,
+            query,
+            charged,
+            target,
+            round_off_limits,
+        )?;
         if tilts == 0
             && !settings.tolerance_met
             && (roundoff_may_matter(roundoff_mass, delta * settings.target_width)
@@ -328,6 +339,7 @@ impl Accountant {
             if let Ok((tilted, tilted_settings, _)) = self.refine(
                 tail_mass,
                 ROUND_OFF_TILTS,
+                merge_budget,
                 query,
                 charged,
                 target,
@@ -387,9 +399,11 @@ impl Accountant {
         let mut passes = 0;
         loop {
             passes += 1;
+            // δ is unknown: no tail bins merged (see `Plan::merge_budget`).
             let (mut delta, mut settings, roundoff_mass) = self.refine(
                 tail_mass,
                 tilts,
+                0.0,
                 |pmf| pmf.delta_for_epsilon(epsilon),
                 |pmf, _| pmf.charged_at(epsilon),
                 target,
@@ -452,6 +466,7 @@ impl Accountant {
                 step,
                 tail_mass,
                 tilts: 0,
+                merge_budget: 0.0,
             };
             let (remove, _) = self.composed(bound, Direction::Remove, grid)?;
             let add = if symmetric {
@@ -478,8 +493,9 @@ impl Accountant {
             step,
             tail_mass,
             tilts,
+            merge_budget,
         } = grid;
-        let key = GridKey::new(bound, step, tail_mass);
+        let key = GridKey::new(bound, step, tail_mass, merge_budget);
         // Composed parts (exact powers of atom pairs), and single events with their counts
         // (and their component, for the cache of self-compositions).
         let mut parts = Vec::new();
@@ -493,12 +509,13 @@ impl Accountant {
             let make = || {
                 // Δ = μ, σ = 1 has the same PLD, and stays valid where 1/μ overflows.
                 let gaussian = Gaussian::from_mu(mu).or_else(|_| Gaussian::new(1.0, mu))?;
-                PrivacyLossDistribution::from_mechanism(
+                PrivacyLossDistribution::with_merged_tails(
                     &gaussian,
                     Symmetry::Symmetric,
                     step,
                     tail_mass,
                     bound,
+                    merge_budget,
                 )
             };
             let single = match &self.cache {
@@ -553,9 +570,9 @@ impl Accountant {
             }
             let single = match &self.cache {
                 Some(cache) => cache.single(Source::Group(group.component.clone()), key, || {
-                    group.component.pld(bound, step, tail_mass)
+                    group.component.pld(bound, step, tail_mass, merge_budget)
                 })?,
-                None => Arc::new(group.component.pld(bound, step, tail_mass)?),
+                None => Arc::new(group.component.pld(bound, step, tail_mass, merge_budget)?),
             };
             let pmf = of_direction(&single);
             singles_points += pmf.stored_points();
@@ -770,10 +787,12 @@ impl Accountant {
     }
 
     /// Compute at a grid step, refining it until the bracket meets the tolerance.
+    #[allow(clippy::too_many_arguments)]
     fn refine(
         &self,
         tail_mass: f64,
         tilts: usize,
+        merge_budget: f64,
         query: impl Fn(&GridPmf) -> f64 + Sync,
         charged: impl Fn(&GridPmf, f64) -> f64 + Sync,
         target: impl Fn(&Bracket) -> f64,
@@ -796,6 +815,7 @@ impl Accountant {
                 step,
                 tail_mass,
                 tilts,
+                merge_budget,
             };
             // The first grid's memory from the events' loss ranges (later grids are checked
             // from the measured sizes before they are chosen, below).

@@ -59,6 +59,12 @@ pub(super) enum Component {
 /// search (see [`Plan::initial_step`]).
 pub(super) const FIRST_GRID_POINTS: usize = 1 << 16;
 
+/// Share of δ that merging the tail bins of single events may move an ε(δ) query's composed
+/// δ by (see [`Plan::merge_budget`]): ε moves by about this share of δ over the slope of
+/// δ(ε), under 1e-8 relative on the DP-SGD benchmarks, while the discretizations take
+/// 2.5–3.5× fewer CDF evaluations.
+pub(super) const TAIL_MERGE_SHARE: f64 = 1e-6;
+
 /// Largest lattice refinement tried when aligning the grid to several lattices.
 pub(super) const MAX_LATTICE_DIVISOR: u32 = 1000;
 
@@ -648,6 +654,25 @@ impl Plan {
         (mu.is_finite() && mu > 0.0).then_some(mu * (1.0 + relative_error))
     }
 
+    /// The δ each single event's discretization may add by merging tail bins, for an ε(δ)
+    /// query at `delta`: [`TAIL_MERGE_SHARE`]·δ over the number of events composed, so that
+    /// all of them together move the composed δ by at most that share of δ (see
+    /// [`PrivacyLossDistribution::with_merged_tails`]). Either bound stays guaranteed
+    /// whatever the budget; the share only decides how much tightness merging may cost.
+    pub(super) fn merge_budget(&self, delta: f64) -> f64 {
+        let events = self
+            .groups
+            .iter()
+            .fold(f64::from(u8::from(self.gaussian_mu.is_some())), |n, g| {
+                n + g.count as f64
+            });
+        if events >= 1.0 && delta.is_finite() && delta > 0.0 {
+            TAIL_MERGE_SHARE * delta / events
+        } else {
+            0.0
+        }
+    }
+
     /// Whether a lower bound in the plan is loose by nature (shuffling; random allocation of
     /// 1 < k < t steps), so that a bracket that stops narrowing will not narrow further.
     pub(super) fn loose_by_nature(&self) -> bool {
@@ -675,27 +700,38 @@ impl Component {
     }
 
     /// The single-event PLD in one bound.
+    ///
+    /// `merge_budget`: the δ the discretization of a continuous mechanism may add by merging
+    /// tail bins (see [`PrivacyLossDistribution::with_merged_tails`]); the other components
+    /// ignore it.
     pub(super) fn pld(
         &self,
         bound: Bound,
         step: f64,
         tail_mass: f64,
+        merge_budget: f64,
     ) -> Result<PrivacyLossDistribution> {
+        let symmetry = self.symmetry();
+        let grid = (step, tail_mass, bound, merge_budget);
         fn continuous<M: MonotonePrivacyLoss>(
             m: &M,
             symmetry: Symmetry,
-            bound: Bound,
-            step: f64,
-            tail_mass: f64,
+            (step, tail_mass, bound, merge_budget): (f64, f64, Bound, f64),
         ) -> Result<PrivacyLossDistribution> {
-            PrivacyLossDistribution::from_mechanism(m, symmetry, step, tail_mass, bound)
+            PrivacyLossDistribution::with_merged_tails(
+                m,
+                symmetry,
+                step,
+                tail_mass,
+                bound,
+                merge_budget,
+            )
         }
-        let symmetry = self.symmetry();
         match self {
-            Component::SubsampledGaussian(m) => continuous(m, symmetry, bound, step, tail_mass),
-            Component::Mixture(m) => continuous(m, symmetry, bound, step, tail_mass),
-            Component::Laplace(m) => continuous(m, symmetry, bound, step, tail_mass),
-            Component::SubsampledLaplace(m) => continuous(m, symmetry, bound, step, tail_mass),
+            Component::SubsampledGaussian(m) => continuous(m, symmetry, grid),
+            Component::Mixture(m) => continuous(m, symmetry, grid),
+            Component::Laplace(m) => continuous(m, symmetry, grid),
+            Component::SubsampledLaplace(m) => continuous(m, symmetry, grid),
             &Component::DiscreteGaussian {
                 sigma,
                 sensitivity,
@@ -709,7 +745,9 @@ impl Component {
             }
             Component::RandomAllocation(allocation) => allocation.pld(bound, step, tail_mass),
             Component::Shuffle(epoch) => epoch.pld(bound, step, tail_mass),
-            Component::TruncatedPoisson(tp) => truncated_poisson_pld(tp, bound, step, tail_mass),
+            Component::TruncatedPoisson(tp) => {
+                truncated_poisson_pld(tp, bound, step, tail_mass, merge_budget)
+            }
         }
     }
 
@@ -754,9 +792,18 @@ fn truncated_poisson_pld(
     bound: Bound,
     step: f64,
     tail_mass: f64,
+    merge_budget: f64,
 ) -> Result<PrivacyLossDistribution> {
+    // A mixture of parts each within `merge_budget` of its own δ is within it too.
     let discretize = |pair: &PoissonSubsampled<Gaussian>| {
-        PrivacyLossDistribution::from_mechanism(pair, Symmetry::Asymmetric, step, tail_mass, bound)
+        PrivacyLossDistribution::with_merged_tails(
+            pair,
+            Symmetry::Asymmetric,
+            step,
+            tail_mass,
+            bound,
+            merge_budget,
+        )
     };
     match bound {
         Bound::Upper => {

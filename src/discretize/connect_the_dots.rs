@@ -17,12 +17,12 @@ const UNDERFLOW_GUARD: f64 = 1e-320;
 impl LossBins {
     /// Pessimistic connect-the-dots by mass splitting.
     ///
-    /// Each bin's mass is split between its two nodes so that both its P-mass and its Q-mass
+    /// Each bin's mass is split between its two end nodes so that both its P-mass and its Q-mass
     /// are preserved:
     /// ```text
-    /// w_{j+1} = (P_I − e^{ε_j} Q_I) / (1 − e^{−h}),    w_j = P_I − w_{j+1}
+    /// w_hi = (P_I − e^{ε_lo} Q_I) / (1 − e^{−(ε_hi − ε_lo)}),    w_lo = P_I − w_hi
     /// ```
-    /// with the excess `P_I − e^{ε_j} Q_I` as the mechanism computed it (the bins'
+    /// with the excess `P_I − e^{ε_lo} Q_I` as the mechanism computed it (the bins'
     /// `excess_low`): δ at the nodes is a sum of these excesses, so their relative
     /// accuracy is δ's.
     /// Mass below the grid goes up to the first node; mass above it goes to +∞.
@@ -37,26 +37,26 @@ impl LossBins {
     /// approximations of privacy loss distributions", PETS 2022, Thm 3.3 (the chord is the
     /// tightest pessimistic PMF on a given support).
     pub fn connect_the_dots(&self) -> GridPmf {
-        let nodes = self.nodes();
         let h = self.step;
-        let one_minus_e_minus_h = -(-h).exp_m1();
-        let mut probs = vec![0.0; nodes];
-        for j in 0..nodes - 1 {
-            // a = P_I − e^{ε_j} Q_I, as the mechanism computed it (no cancellation).
-            let p = self.p[j];
+        let mut probs = vec![0.0; self.nodes()];
+        for (k, pair) in self.ends.windows(2).enumerate() {
+            let (lo, hi) = (pair[0], pair[1]);
+            let one_minus_e_minus_width = -(-((hi - lo) as f64 * h)).exp_m1();
+            // a = P_I − e^{ε_lo} Q_I, as the mechanism computed it (no cancellation).
+            let p = self.p[k];
             // Q-masses near the underflow threshold carry an absolute error of some 2^-1074
-            // each, which e^{ε_j} magnifies: raise a by a bound on it (more mass up: safe).
+            // each, which e^{ε_lo} magnifies: raise a by a bound on it (more mass up: safe).
             // (Only where Q is that small: elsewhere its relative rounding is covered by the
             // δ allowance, and exact zeros, e.g. beyond a Laplace mechanism's ε₀, stay exact.)
-            let guard = if self.q[j] < 1e-290 {
-                self.node_loss(j).exp() * UNDERFLOW_GUARD
+            let guard = if self.q[k] < 1e-290 {
+                self.node_loss(lo).exp() * UNDERFLOW_GUARD
             } else {
                 0.0
             };
-            let a = (self.excess_low[j] + guard).max(0.0);
-            let up = (a / one_minus_e_minus_h).min(p);
-            probs[j + 1] += up;
-            probs[j] += p - up;
+            let a = (self.excess_low[k] + guard).max(0.0);
+            let up = (a / one_minus_e_minus_width).min(p);
+            probs[hi] += up;
+            probs[lo] += p - up;
         }
         probs[0] += self.below.0;
         GridPmf::from_parts(

@@ -7,30 +7,36 @@ use crate::pmf::grid_pmf::LOSS_LIMIT;
 /// Largest number of grid points a single mechanism may be discretized onto.
 pub const MAX_GRID_POINTS: usize = 1 << 22;
 
-/// A privacy loss distribution before rounding: exact masses between consecutive grid points.
+/// A privacy loss distribution before rounding: exact masses between grid nodes.
 ///
-/// Nodes are the losses `ε_j = (first + j)·step`, `j = 0..nodes`. Bin j holds the losses in
-/// `[ε_j, ε_{j+1})` with P-mass `p[j]` and Q-mass `q[j]`. Losses below `ε_0` and at or above
-/// the top node are kept as separate `(P, Q)` totals, and so are the infinite losses.
+/// Nodes are the losses `ε_j = (first + j)·step`, `j = 0..nodes`. The bins are the intervals
+/// between consecutive entries of `ends` (grid offsets, increasing from 0 to the last node):
+/// bin k holds the losses in `[ε_{ends[k]}, ε_{ends[k+1]})` with P-mass `p[k]` and Q-mass
+/// `q[k]`. Every bin is one step wide unless tails were merged (see
+/// [`LossBins::with_merged_tails`]). Losses below `ε_0` and at or above the top node are kept
+/// as separate `(P, Q)` totals, and so are the infinite losses.
 ///
 /// Knowing both P- and Q-masses is what makes connect-the-dots exact per bin (each bin's
-/// mass is split between its two nodes keeping both masses; Doroshenko et al., PETS 2022) and the merged atoms of [`crate::discretize::lumped_atoms`] exact, and it makes the other
-/// direction free: the ADD pair is the REMOVE pair swapped, see [`LossBins::swapped`].
+/// mass is split between its two end nodes keeping both masses; Doroshenko et al., PETS 2022)
+/// and it makes the other direction free: the ADD pair is the REMOVE pair swapped, see
+/// [`LossBins::swapped`].
 ///
 /// What connect-the-dots actually uses is the excess `P_I − e^{ε} Q_I` of a bin at one of its
-/// nodes, and that is stored too, computed by the mechanism: as a difference of the stored
+/// end nodes, and that is stored too, computed by the mechanism: as a difference of the stored
 /// masses it would cancel when δ is far below the bin's mass (small sampling rates), and its
 /// absolute rounding error would not be covered by the relative floating-point allowance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LossBins {
     pub(crate) step: f64,
     pub(crate) first: i64,
+    /// Grid offsets of the bins' end nodes: `0 = ends[0] < ends[1] < … = nodes − 1`.
+    pub(crate) ends: Vec<usize>,
     pub(crate) p: Vec<f64>,
     pub(crate) q: Vec<f64>,
-    /// `p[j] − e^{ε_j}·q[j] ≥ 0`: the excess of bin j at its lower node, computed by the
+    /// `p[k] − e^{ε_lo}·q[k] ≥ 0`: the excess of bin k at its lower node, computed by the
     /// mechanism without cancellation ([`MonotonePrivacyLoss::excess_between`]).
     pub(crate) excess_low: Vec<f64>,
-    /// `p[j] − e^{ε_{j+1}}·q[j] ≤ 0`: the excess at its upper node (what the swapped pair
+    /// `p[k] − e^{ε_hi}·q[k] ≤ 0`: the excess at its upper node (what the swapped pair
     /// needs, see [`LossBins::swapped`]).
     pub(crate) excess_high: Vec<f64>,
     /// (P, Q) mass of the finite losses below `ε_0`.
@@ -74,6 +80,41 @@ impl LossBins {
         step: f64,
         tail_mass: f64,
     ) -> Result<LossBins> {
+        Self::with_merged_tails(mechanism, step, tail_mass, 0.0)
+    }
+
+    /// As [`LossBins::from_mechanism`], but bins of little mass are merged into wider ones: the
+    /// bins are the largest dyadic blocks of grid nodes (aligned on multiples of 2^s in absolute
+    /// node index) whose P- and Q-mass times width are both at most `budget`, and single steps
+    /// where even those exceed it. `budget = 0` gives one-step bins everywhere.
+    ///
+    /// What merging costs, at every ε and after any composition: connect-the-dots on a bin
+    /// `I = [a, b]` instead of on its grid nodes raises the hockey-stick curve only on
+    /// `e^ε ∈ (e^a, e^b)`, and by at most the chord of the bin's own curve there,
+    /// `Σ_{l∈I} p_l·(1 − e^{a−l}) ≤ P_I·(b − a)`; the bins' ranges are disjoint, so δ(ε) of the
+    /// event rises by at most `budget` at every ε (also for the swapped pair, with Q_I). Since
+    /// `δ_{A⊗C}(ε) = E_{y∼P_C}[δ_A(ε − L_C(y))]`, composing k events each within `budget`
+    /// raises the composed δ by at most k·budget. The rounding stays an upper bound whatever
+    /// the budget: only its tightness depends on it. The grid offsets whose nodes are kept
+    /// only grow as the step halves (a block of step h is a block of step h/2), so halving the
+    /// step never coarsens a bin.
+    ///
+    /// # Errors
+    /// As [`LossBins::from_mechanism`]; [`Error::InvalidParameter`] unless `budget` is finite
+    /// and ≥ 0.
+    pub fn with_merged_tails<M: MonotonePrivacyLoss>(
+        mechanism: &M,
+        step: f64,
+        tail_mass: f64,
+        budget: f64,
+    ) -> Result<LossBins> {
+        if !(budget.is_finite() && budget >= 0.0) {
+            return Err(Error::invalid(
+                "merge budget",
+                budget,
+                "a finite number ≥ 0",
+            ));
+        }
         let (x_lo, x_hi) = mechanism.truncation_points(tail_mass);
         // Beyond ±LOSS_LIMIT the mass joins the tails (above: +∞ for the upper bound).
         let top_loss = mechanism.privacy_loss(x_lo).min(LOSS_LIMIT);
@@ -106,44 +147,55 @@ impl LossBins {
         }
         let first = first as i64;
         let nodes = nodes as usize;
-        let edges: Vec<M::Edge> = (0..nodes)
-            .map(|j| {
-                let epsilon = (first + j as i64) as f64 * step;
-                mechanism.edge(mechanism.inverse_privacy_loss(epsilon))
-            })
-            .collect();
-        let mut p = Vec::with_capacity(nodes - 1);
-        let mut q = Vec::with_capacity(nodes - 1);
-        let mut excess_low = Vec::with_capacity(nodes - 1);
-        let mut excess_high = Vec::with_capacity(nodes - 1);
         let node_loss = |j: usize| (first + j as i64) as f64 * step;
-        let scales: Vec<f64> = (0..nodes).map(|j| node_loss(j).exp()).collect();
-        for j in 0..nodes - 1 {
-            // Node j sits at larger x than node j+1: L is non-increasing.
-            let (pj, qj) = mechanism.masses_between(edges[j], edges[j + 1]);
+        let edge_at = |j: usize| mechanism.edge(mechanism.inverse_privacy_loss(node_loss(j)));
+        // (grid offset, edge) of every bin end, increasing.
+        let ends: Vec<(usize, M::Edge)> = if budget > 0.0 {
+            let mut ends = vec![(0, edge_at(0))];
+            let top = (nodes - 1, edge_at(nodes - 1));
+            merge_blocks(
+                mechanism, first, step, budget, ends[0], top, &mut ends, &edge_at,
+            );
+            ends
+        } else {
+            (0..nodes).map(|j| (j, edge_at(j))).collect()
+        };
+        let bins = ends.len() - 1;
+        let mut p = Vec::with_capacity(bins);
+        let mut q = Vec::with_capacity(bins);
+        let mut excess_low = Vec::with_capacity(bins);
+        let mut excess_high = Vec::with_capacity(bins);
+        let mut scale_high = node_loss(ends[0].0).exp();
+        for pair in ends.windows(2) {
+            // The lower node sits at larger x than the upper one: L is non-increasing.
+            let ((lo, lo_edge), (hi, hi_edge)) = (pair[0], pair[1]);
+            let (pj, qj) = mechanism.masses_between(lo_edge, hi_edge);
             p.push(pj);
             q.push(qj);
             // The direct difference where it cancels little; the mechanism's stable form
             // (more CDF work) only where it would lose more than ~17 bits (tiny sampling
             // rates, tiny shifts, very fine grids).
-            let excess = |node: usize| {
-                excess_between(pj, qj, scales[node], || {
-                    mechanism.excess_between(edges[j], edges[j + 1], node_loss(node))
+            let excess = |node: usize, scale: f64| {
+                excess_between(pj, qj, scale, || {
+                    mechanism.excess_between(lo_edge, hi_edge, node_loss(node))
                 })
             };
-            excess_low.push(excess(j));
-            excess_high.push(excess(j + 1));
+            let scale_low = scale_high;
+            scale_high = node_loss(hi).exp();
+            excess_low.push(excess(lo, scale_low));
+            excess_high.push(excess(hi, scale_high));
         }
         let (p_infinity, q_neg_infinity) = mechanism.infinite_masses();
         let bins = LossBins {
             step,
             first,
+            below: mechanism.masses_above(ends[0].1),
+            above: mechanism.masses_below(ends[bins].1),
+            ends: ends.into_iter().map(|(j, _)| j).collect(),
             p,
             q,
             excess_low,
             excess_high,
-            below: mechanism.masses_above(edges[0]),
-            above: mechanism.masses_below(edges[nodes - 1]),
             p_infinity,
             q_neg_infinity,
         };
@@ -163,22 +215,25 @@ impl LossBins {
     /// Q_I − e^{−ε_j} P_I     = −e^{−ε_j}·(P_I − e^{ε_j} Q_I)              (new upper node −ε_j)
     /// ```
     pub fn swapped(&self) -> LossBins {
-        let nodes = self.p.len() as i64 + 1;
-        let scaled = |excess: &[f64], shift: usize| -> Vec<f64> {
+        let last = self.nodes() - 1;
+        // Bin k (ends lo < hi) becomes the bin between the mirrored offsets last − hi and
+        // last − lo, in reverse order.
+        let scaled = |excess: &[f64], node_of: fn(&[usize], usize) -> usize| -> Vec<f64> {
             excess
                 .iter()
                 .enumerate()
                 .rev()
-                .map(|(j, &e)| -(-self.node_loss(j + shift)).exp() * e)
+                .map(|(k, &e)| -(-self.node_loss(node_of(&self.ends, k))).exp() * e)
                 .collect()
         };
         LossBins {
             step: self.step,
-            first: -(self.first + nodes - 1),
+            first: -(self.first + last as i64),
+            ends: self.ends.iter().rev().map(|&j| last - j).collect(),
             p: self.q.iter().rev().copied().collect(),
             q: self.p.iter().rev().copied().collect(),
-            excess_low: scaled(&self.excess_high, 1),
-            excess_high: scaled(&self.excess_low, 0),
+            excess_low: scaled(&self.excess_high, |ends, k| ends[k + 1]),
+            excess_high: scaled(&self.excess_low, |ends, k| ends[k]),
             below: (self.above.1, self.above.0),
             above: (self.below.1, self.below.0),
             p_infinity: self.q_neg_infinity,
@@ -191,13 +246,109 @@ impl LossBins {
         self.step
     }
 
-    /// Number of grid nodes (one more than the number of bins).
+    /// Number of grid nodes (one more than the number of bins when none were merged).
     pub fn nodes(&self) -> usize {
-        self.p.len() + 1
+        self.ends.last().map_or(1, |&j| j + 1)
+    }
+
+    /// Index of the first grid node: node j sits at loss `(first_node() + j)·step`.
+    pub fn first_node(&self) -> i64 {
+        self.first
+    }
+
+    /// Grid offsets of the bins' end nodes, increasing from 0 to `nodes() − 1`.
+    pub fn bin_ends(&self) -> &[usize] {
+        &self.ends
+    }
+
+    /// Number of bins (fewer than `nodes() − 1` when tails were merged).
+    pub fn bins(&self) -> usize {
+        self.p.len()
     }
 
     /// The loss of node j.
     pub(crate) fn node_loss(&self, j: usize) -> f64 {
         (self.first + j as i64) as f64 * self.step
+    }
+}
+
+/// Append to `ends` the bin ends of the grid offsets `(lo, hi]` (the end `hi` last): the block
+/// is one bin if its P- and Q-mass times its width are at most `budget` (or it is one step
+/// wide), otherwise it is split at its most aligned interior node (see [`split_point`]) and
+/// both halves are treated alike. Every node whose edge is computed becomes a bin end.
+#[allow(clippy::too_many_arguments)]
+fn merge_blocks<M: MonotonePrivacyLoss>(
+    mechanism: &M,
+    first: i64,
+    step: f64,
+    budget: f64,
+    lo: (usize, M::Edge),
+    hi: (usize, M::Edge),
+    ends: &mut Vec<(usize, M::Edge)>,
+    edge_at: &impl Fn(usize) -> M::Edge,
+) {
+    let width = hi.0 - lo.0;
+    let (p, q) = mechanism.masses_between(lo.1, hi.1);
+    // NaN masses fail the test and are split down to single steps, as without a budget.
+    if width == 1 || p.max(q) * (width as f64 * step) <= budget {
+        ends.push(hi);
+        return;
+    }
+    let middle = split_point(first + lo.0 as i64, first + hi.0 as i64);
+    let middle = (middle - first) as usize;
+    let middle = (middle, edge_at(middle));
+    merge_blocks(mechanism, first, step, budget, lo, middle, ends, edge_at);
+    merge_blocks(mechanism, first, step, budget, middle, hi, ends, edge_at);
+}
+
+/// The most aligned node strictly between the absolute node indices `a < b − 1`: the one
+/// divisible by the largest power of two (0 if the interval contains it). A dyadic block
+/// `[m·2^s, (m+1)·2^s]` splits at its middle.
+fn split_point(a: i64, b: i64) -> i64 {
+    let (lo, hi) = (a + 1, b - 1);
+    if lo >= hi {
+        return lo;
+    }
+    if lo <= 0 && hi >= 0 {
+        return 0;
+    }
+    // Same sign: they agree above their highest differing bit d, where hi has a 1 and lo a 0.
+    // Every node in between shares that prefix; the most aligned is lo itself if its bits
+    // d..0 are all 0, otherwise the prefix followed by a 1 and zeros.
+    let d = 63 - ((lo ^ hi) as u64).leading_zeros();
+    let below = |bits: u32| {
+        if bits >= 63 {
+            i64::MAX
+        } else {
+            (1i64 << bits) - 1
+        }
+    };
+    if lo & below(d + 1) == 0 {
+        lo
+    } else {
+        hi & !below(d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_point;
+
+    /// The split point lies strictly inside and no point inside has more trailing zeros
+    /// (brute force over small ranges of both signs).
+    #[test]
+    fn split_point_is_the_most_aligned_interior_node() {
+        let alignment = |x: i64| if x == 0 { 64 } else { x.trailing_zeros() };
+        for a in -70i64..70 {
+            for b in a + 2..a + 80 {
+                let c = split_point(a, b);
+                assert!(a < c && c < b, "({a}, {b}) → {c}");
+                let best = (a + 1..b).map(alignment).max().unwrap();
+                assert_eq!(alignment(c), best, "({a}, {b}) → {c}");
+            }
+        }
+        // Dyadic blocks split at their middle.
+        assert_eq!(split_point(1024, 2048), 1536);
+        assert_eq!(split_point(-2048, -1024), -1536);
     }
 }

@@ -88,6 +88,34 @@ impl LumpedAtoms {
         step: f64,
         tail_mass: f64,
     ) -> Result<LumpedAtoms> {
+        Self::with_merged_tails(mechanism, step, tail_mass, 0.0)
+    }
+
+    /// As [`LumpedAtoms::from_mechanism`], but where the intervals carry little mass they
+    /// land on every m-th node instead of every one (m doubling while the last interval's
+    /// P- and Q-mass times its width stay below `budget / 8`, halving when they exceed
+    /// `budget`), so the far tails take few CDF evaluations. Each atom is still an exact merge
+    /// landing on a node: a lower bound whatever the budget. Against the true curve, an
+    /// interval I costs at most `P_I·|I|` of δ at any ε (the same argument as
+    /// [`crate::discretize::loss_bins::LossBins::with_merged_tails`]); `budget = 0` lands on
+    /// every node.
+    ///
+    /// # Errors
+    /// As [`LumpedAtoms::from_mechanism`]; [`Error::InvalidParameter`] unless `budget` is
+    /// finite and ≥ 0.
+    pub fn with_merged_tails<M: MonotonePrivacyLoss>(
+        mechanism: &M,
+        step: f64,
+        tail_mass: f64,
+        budget: f64,
+    ) -> Result<LumpedAtoms> {
+        if !(budget.is_finite() && budget >= 0.0) {
+            return Err(Error::invalid(
+                "merge budget",
+                budget,
+                "a finite number ≥ 0",
+            ));
+        }
         let (x_lo, x_hi) = mechanism.truncation_points(tail_mass);
         // Beyond ±LOSS_LIMIT: the top is merged and rounded down, the bottom dropped.
         let bottom = mechanism.privacy_loss(x_hi).max(-LOSS_LIMIT);
@@ -137,12 +165,21 @@ impl LumpedAtoms {
             curvature: 0.0,
         };
         let mut node = first;
+        // Nodes from one landing to the next (1 unless tails are merged).
+        let mut spacing: i64 = 1;
         while lander.start < top && p.len() < MAX_GRID_POINTS {
             // Where Q has (almost) no mass left, merged losses cannot be computed: leave the
             // rest to the final merge below, which places it at the lowest loss it has.
             if mechanism.masses_below(lander.start_edge).1 < Q_RELIABLE {
                 break;
             }
+            // Skipped nodes hold no atom.
+            let skip = (spacing - 1).min(top_node - node).max(0);
+            for _ in 0..skip {
+                p.push(0.0);
+                q.push(0.0);
+            }
+            node += skip;
             let target = (node as f64 + 0.5) * step;
             node += 1;
             if target - lander.start < 0.05 * step {
@@ -150,10 +187,19 @@ impl LumpedAtoms {
                 q.push(0.0);
                 continue;
             }
+            let start = lander.start;
             match lander.land(target, step) {
                 Some((pm, qm)) => {
                     p.push(pm);
                     q.push(qm);
+                    if budget > 0.0 {
+                        let cost = pm.max(qm) * (lander.start - start);
+                        if cost <= budget / 8.0 && spacing < 1 << 20 {
+                            spacing *= 2;
+                        } else if cost > budget && spacing > 1 {
+                            spacing /= 2;
+                        }
+                    }
                 }
                 None => break,
             }
