@@ -868,20 +868,37 @@ fn near_zero_bins(
     // Two bins per pass over `p`: four independent compensated sums (re and im of each)
     // that the processor overlaps, instead of one latency-bound chain.
     let start = (n - rotation % n) % n;
+    // The non-zero entries (merged tails leave many zeros), with the gap to the previous one.
+    let mut previous = 0;
+    let terms: Vec<(usize, f64)> = p
+        .iter()
+        .enumerate()
+        .filter(|&(_, &pi)| pi != 0.0)
+        .map(|(i, &pi)| {
+            let gap = i - previous;
+            previous = i;
+            (gap, pi)
+        })
+        .collect();
     let mut j = 1;
     while j <= last {
         let pair = if j < last { 2 } else { 1 };
         let mut sums = [crate::numeric::summation::PairedSum::default(); 2];
-        // m = (i − rotation)·j mod n, stepped by j (no division per term).
+        // m = (i − rotation)·j mod n, stepped by gap·j (a division only for gaps > 1).
         let mut m = [(start * j) % n, (start * (j + 1)) % n];
-        for &pi in p {
+        for &(gap, pi) in &terms {
             for b in 0..2 {
-                let w = twiddles.at(m[b]);
-                sums[b].add([pi * w.re, pi * w.im]);
-                m[b] += j + b;
+                let stride = j + b;
+                m[b] += if gap == 1 {
+                    stride
+                } else {
+                    (gap % n) * stride % n
+                };
                 if m[b] >= n {
                     m[b] -= n;
                 }
+                let w = twiddles.at(m[b]);
+                sums[b].add([pi * w.re, pi * w.im]);
             }
         }
         for (b, sum) in sums.iter().enumerate().take(pair) {

@@ -632,13 +632,16 @@ impl GridPmf {
             return;
         }
         let allowed = expected * (1.0 + 1e-13);
-        let weights = self.exp_neg_losses();
         let total = crate::numeric::summation::neumaier_sum(
-            self.probs.iter().zip(&weights).map(|(p, w)| p * w),
+            self.probs
+                .iter()
+                .zip(self.exp_neg_losses())
+                .map(|(p, w)| p * w),
         );
         if total <= allowed {
             return;
         }
+        let weights: Vec<f64> = self.exp_neg_losses().collect();
         let mut moved_mass = 0.0;
         let mut moved_q = 0.0;
         for (i, &weight) in weights.iter().enumerate() {
@@ -670,19 +673,18 @@ impl GridPmf {
 
     /// `e^{−lᵢ}` for every entry, by a multiplicative recurrence re-anchored every 256 entries
     /// (relative error below 1e-13; used only to restore validity, which is a safe move).
-    fn exp_neg_losses(&self) -> Vec<f64> {
+    /// (An iterator: the usual case only sums them once, without a vector to allocate.)
+    fn exp_neg_losses(&self) -> impl Iterator<Item = f64> + '_ {
         let ratio = (-self.step).exp();
-        let mut weights = Vec::with_capacity(self.probs.len());
         let mut w = 0.0;
-        for i in 0..self.probs.len() {
+        (0..self.probs.len()).map(move |i| {
             w = if i % 256 == 0 {
                 (-self.loss(i)).exp()
             } else {
                 w * ratio
             };
-            weights.push(w);
-        }
-        weights
+            w
+        })
     }
 
     /// The k-fold composition when every composed loss lies beyond ±[`LOSS_LIMIT`]: all
