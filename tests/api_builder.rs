@@ -718,3 +718,50 @@ proptest! {
         }
     }
 }
+
+/// A number beyond the range of a double is rejected by serde_json's tokenizer, which only
+/// knows its position: the error names the field (also inside an array, on a later line, and
+/// in a ledger's event) and the number as written.
+#[test]
+fn out_of_range_numbers_name_their_field() {
+    let cases = [
+        (
+            r#"{"events":[{"mechanism":"gaussian","sigma":1e400}]}"#,
+            r#"field "sigma": 1e400 is out of the range"#,
+        ),
+        (
+            r#"{"events":[{"mechanism":"pmf_pair","p":[0.5, 1e999],"q":[0.5,0.5]}]}"#,
+            r#"field "p": 1e999 is out of the range"#,
+        ),
+        (
+            "{\"events\":[\n {\"mechanism\": \"gaussian\",\n  \"sigma\" :  -1e400, \"count\": 2}]}",
+            r#"field "sigma": -1e400 is out of the range"#,
+        ),
+    ];
+    for (text, expected) in cases {
+        match CompositionSpec::from_json_str(text) {
+            Err(Error::MalformedSpec { message }) => {
+                assert!(message.contains(expected), "{text}: {message}")
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+    // Other syntax errors keep serde_json's own message.
+    match CompositionSpec::from_json_str(r#"{"events": [}"#) {
+        Err(Error::MalformedSpec { message }) => {
+            assert!(message.contains("line 1 column"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let ledger = pld_accountant::accountant::Ledger::new(
+        Neighbouring::AddRemove,
+        AccountantOptions::default(),
+    )
+    .unwrap();
+    match ledger.event_from_json(r#"{"mechanism": "laplace", "scale": 2e308}"#) {
+        Err(Error::MalformedSpec { message }) => {
+            assert!(message.contains(r#"field "scale": 2e308"#), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+}

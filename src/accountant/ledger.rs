@@ -296,7 +296,7 @@ impl Ledger {
     /// The specification's errors, the field named `event.…`.
     pub fn event_from_json(&self, text: &str) -> Result<Event> {
         let value: Value = serde_json::from_str(text).map_err(|e| Error::MalformedSpec {
-            message: format!("event: {e}"),
+            message: format!("event: {}", crate::spec::json_error_message(text, &e)),
         })?;
         parse_event(&value, self.neighbouring)
     }
@@ -438,7 +438,7 @@ impl Ledger {
     /// ledger; the specification's errors for an invalid event or option.
     pub fn from_json_str(text: &str) -> Result<Ledger> {
         let value: Value = serde_json::from_str(text).map_err(|e| Error::MalformedSpec {
-            message: format!("ledger: {e}"),
+            message: format!("ledger: {}", crate::spec::json_error_message(text, &e)),
         })?;
         Ledger::from_json_value(&value)
     }

@@ -130,7 +130,7 @@ impl CompositionSpec {
     /// first invalid field, naming its path (e.g. `events[0].sigma`) and value.
     pub fn from_json_str(text: &str) -> Result<Self> {
         let value: Value = serde_json::from_str(text).map_err(|e| Error::MalformedSpec {
-            message: e.to_string(),
+            message: super::json::json_error_message(text, &e),
         })?;
         Self::from_json_value(&value)
     }

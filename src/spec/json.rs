@@ -2,6 +2,67 @@
 
 use super::*;
 
+/// The message of a JSON parse error, naming the field whose value could not be read when
+/// serde_json does not (a number beyond the range of a double, `1e400`, is rejected by the
+/// tokenizer, which only knows its position): `field "sigma": 1e400 is out of the range …`.
+pub(crate) fn json_error_message(text: &str, error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    if !message.starts_with("number out of range") {
+        return message;
+    }
+    // The byte just past the number (serde_json's column is 1-based, in bytes).
+    let Some(line) = text
+        .split_inclusive('\n')
+        .nth(error.line().saturating_sub(1))
+    else {
+        return message;
+    };
+    let line_start = line.as_ptr() as usize - text.as_ptr() as usize;
+    let end = (line_start + error.column()).min(text.len());
+    let bytes = text.as_bytes();
+    let is_number_byte =
+        |b: u8| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-');
+    let mut start = end;
+    while start > 0 && is_number_byte(bytes[start - 1]) {
+        start -= 1;
+    }
+    let mut end = end;
+    while end < bytes.len() && is_number_byte(bytes[end]) {
+        end += 1;
+    }
+    let problem = format!(
+        "{} is out of the range of a double (about ±1.8e308), at line {} column {}",
+        &text[start..end],
+        error.line(),
+        error.column()
+    );
+    match enclosing_key(&text[..start]) {
+        Some(key) => format!("field \"{key}\": {problem}"),
+        None => problem,
+    }
+}
+
+/// The key of the innermost `"key": value` pair that text (everything before a value)
+/// leaves open: the last `"…"` followed by `:` (an array value names its key too).
+fn enclosing_key(before: &str) -> Option<&str> {
+    let bytes = before.as_bytes();
+    let mut i = bytes.len();
+    while i > 0 {
+        i -= 1;
+        if bytes[i] != b':' {
+            continue;
+        }
+        // Skip whitespace back to the key's closing quote, then find its opening quote.
+        let close = before[..i].trim_end();
+        let Some(inner) = close.strip_suffix('"') else {
+            continue;
+        };
+        let open = inner.rfind('"')?;
+        return Some(&inner[open + 1..]);
+    }
+    None
+}
+
 pub(super) fn reject_unknown_keys(object: &Map<String, Value>, allowed: &[&str]) -> Result<()> {
     match object.keys().find(|key| !allowed.contains(&key.as_str())) {
         Some(key) => Err(Error::Incompatible {
