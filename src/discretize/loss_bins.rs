@@ -95,9 +95,9 @@ impl LossBins {
     /// event rises by at most `budget` at every ε (also for the swapped pair, with Q_I). Since
     /// `δ_{A⊗C}(ε) = E_{y∼P_C}[δ_A(ε − L_C(y))]`, composing k events each within `budget`
     /// raises the composed δ by at most k·budget. The rounding stays an upper bound whatever
-    /// the budget: only its tightness depends on it. The grid offsets whose nodes are kept
-    /// only grow as the step halves (a block of step h is a block of step h/2), so halving the
-    /// step never coarsens a bin.
+    /// the budget: only its tightness depends on it. A block of step h is a block of step h/2
+    /// with the same masses and width, so where the two grids' ranges agree, halving the step
+    /// never coarsens a bin.
     ///
     /// # Errors
     /// As [`LossBins::from_mechanism`]; [`Error::InvalidParameter`] unless `budget` is finite
@@ -108,13 +108,7 @@ impl LossBins {
         tail_mass: f64,
         budget: f64,
     ) -> Result<LossBins> {
-        if !(budget.is_finite() && budget >= 0.0) {
-            return Err(Error::invalid(
-                "merge budget",
-                budget,
-                "a finite number ≥ 0",
-            ));
-        }
+        check_merge_budget(budget)?;
         let (x_lo, x_hi) = mechanism.truncation_points(tail_mass);
         // Beyond ±LOSS_LIMIT the mass joins the tails (above: +∞ for the upper bound).
         let top_loss = mechanism.privacy_loss(x_lo).min(LOSS_LIMIT);
@@ -269,6 +263,20 @@ impl LossBins {
     /// The loss of node j.
     pub(crate) fn node_loss(&self, j: usize) -> f64 {
         (self.first + j as i64) as f64 * self.step
+    }
+}
+
+/// The budget of [`LossBins::with_merged_tails`] and
+/// [`crate::discretize::lumped_atoms::LumpedAtoms::with_merged_tails`]: finite and ≥ 0.
+pub(crate) fn check_merge_budget(budget: f64) -> Result<()> {
+    if budget.is_finite() && budget >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "merge budget",
+            budget,
+            "a finite number ≥ 0",
+        ))
     }
 }
 

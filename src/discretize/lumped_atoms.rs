@@ -109,13 +109,7 @@ impl LumpedAtoms {
         tail_mass: f64,
         budget: f64,
     ) -> Result<LumpedAtoms> {
-        if !(budget.is_finite() && budget >= 0.0) {
-            return Err(Error::invalid(
-                "merge budget",
-                budget,
-                "a finite number ≥ 0",
-            ));
-        }
+        crate::discretize::loss_bins::check_merge_budget(budget)?;
         let (x_lo, x_hi) = mechanism.truncation_points(tail_mass);
         // Beyond ±LOSS_LIMIT: the top is merged and rounded down, the bottom dropped.
         let bottom = mechanism.privacy_loss(x_hi).max(-LOSS_LIMIT);
