@@ -396,12 +396,19 @@ fn approximate_dp_events(
         .collect()
 }
 
-/// Optimal composition of (ε, δ) guarantees (Kairouz–Oh–Viswanath, exact), applied to the
-/// worst event's guarantee repeated for every run.
+/// Optimal composition of the events' (ε, δ) guarantees: the smallest ε that holds for every
+/// adaptive composition of mechanisms with these guarantees.
+///
+/// - Identical events: Kairouz–Oh–Viswanath's exact formula for k copies of (ε₀, δ₀).
+/// - Distinct events: the optimum is the composition of each event's worst-case pair, the
+///   "leaky randomized response" of its (εᵢ, δᵢ) (Kairouz, Oh & Viswanath 2015, Lemma 3.1;
+///   Murtagh & Vadhan 2016), composed here in the PLD engine (`eps_delta` events, pessimistic
+///   grid). The row is the smallest of that PLD upper bound, the homogeneous formula at the
+///   worst event's guarantee, and the composition theorems, all upper bounds on the same
+///   optimum, so it is never worse than basic or advanced composition.
 ///
 /// # Guarantee
-/// Upper bound on ε (the exact optimum over all (ε₀, δ₀)-DP mechanisms when the events are
-/// identical).
+/// Upper bound on ε (exact up to the grid's discretization for distinct events).
 ///
 /// # Errors
 /// [`NotApplicable`] when an event has no (ε, δ) guarantee ([`event_bounds::approximate_dp`]).
@@ -411,17 +418,57 @@ pub fn optimal_composition_epsilon(spec: &CompositionSpec, delta: f64) -> Method
     // bound; it is the exact optimum over (ε, δ)-DP mechanisms when the events are identical.
     let epsilon0 = events.iter().map(|e| e.0.epsilon).fold(0.0, f64::max);
     let delta0 = events.iter().map(|e| e.0.delta).fold(0.0, f64::max);
-    let k: u64 = events.iter().map(|e| e.1).sum();
-    let homogeneous = events.iter().all(|e| e.0 == events[0].0);
-    Ok((
-        optimal_composition::epsilon_for_delta(epsilon0, delta0, k, delta),
-        format!(
-            "{k} × (ε₀ = {epsilon0}, δ₀ = {delta0}){}",
-            if homogeneous {
-                ""
-            } else {
-                ", the worst event's guarantee for all"
-            }
-        ),
-    ))
+    let k: u64 = events.iter().fold(0u64, |k, e| k.saturating_add(e.1));
+    let worst = optimal_composition::epsilon_for_delta(epsilon0, delta0, k, delta);
+    if events.iter().all(|e| e.0 == events[0].0) {
+        return Ok((worst, format!("{k} × (ε₀ = {epsilon0}, δ₀ = {delta0})")));
+    }
+    let mut candidates = vec![(
+        worst,
+        format!("the worst event's guarantee (ε₀ = {epsilon0}, δ₀ = {delta0}) for all {k}"),
+    )];
+    let mut failure = String::new();
+    match worst_case_pairs_epsilon(spec, &events, delta) {
+        Ok(epsilon) => candidates.push((
+            epsilon,
+            format!(
+                "{} distinct (εᵢ, δᵢ) worst-case pairs composed in the PLD (grid upper bound)",
+                events.len()
+            ),
+        )),
+        Err(e) => failure = format!("; the PLD of the worst-case pairs failed: {e}"),
+    }
+    for theorem in CompositionTheorem::ALL {
+        candidates.push((
+            theorem.epsilon(&events, delta),
+            format!("{} of the events' (εᵢ, δᵢ)", theorem.name()),
+        ));
+    }
+    // Every candidate is an upper bound on the same optimum: keep the smallest (the first on
+    // ties, so the PLD wins over a theorem that matches it).
+    let mut best = candidates.remove(0);
+    for candidate in candidates {
+        if candidate.0 < best.0 {
+            best = candidate;
+        }
+    }
+    best.1.push_str(&failure);
+    Ok(best)
+}
+
+/// ε upper bound of the composition of each event's worst-case (εᵢ, δᵢ) pair, in the PLD
+/// engine at default settings.
+fn worst_case_pairs_epsilon(
+    spec: &CompositionSpec,
+    events: &[(ApproxDp, u64)],
+    delta: f64,
+) -> Result<f64> {
+    let mut pairs = Vec::with_capacity(events.len());
+    for (guarantee, count) in events {
+        let mechanism = crate::spec::MechanismSpec::eps_delta(guarantee.epsilon, guarantee.delta)?;
+        pairs.push(crate::spec::Event::new(mechanism).repeat(*count)?);
+    }
+    let pairs = CompositionSpec::new(spec.neighbouring, pairs)?;
+    let answer = Accountant::new(&pairs, AccountantOptions::default())?.epsilon_for_delta(delta)?;
+    Ok(answer.epsilon.upper)
 }
