@@ -2260,6 +2260,47 @@ fn golden_compare_markdown() {
     assert_golden("compare_full_batch_gaussian.md", &mask_times(&markdown));
 }
 
+/// `pld curve` tables: tiny δ in scientific notation, an exact zero as `0`, and a column that
+/// flags every point whose tolerance was not met (a fixed coarse grid), with the reason.
+#[test]
+fn golden_curve_tables() {
+    let exact = run_ok(
+        &["curve", "--preset", GOLDEN_PRESET, "--epsilons", "0.5,2,8"],
+        None,
+    );
+    assert_golden("curve_full_batch_gaussian.txt", &mask_times(&exact));
+    // From standard input, so that the title does not depend on where the checkout is.
+    let spec = std::fs::read_to_string(fixture("laplace_20.json")).expect("fixture");
+    let coarse = run_ok(
+        &[
+            "curve",
+            "--spec",
+            "-",
+            "--epsilons",
+            "0.5,3,12",
+            "--grid-step",
+            "0.2",
+        ],
+        Some(&spec),
+    );
+    assert_golden("curve_laplace_coarse_grid.txt", &mask_times(&coarse));
+    let markdown = run_ok(
+        &[
+            "curve",
+            "--spec",
+            "-",
+            "--deltas",
+            "1e-2,1e-6",
+            "--grid-step",
+            "0.2",
+            "--format",
+            "markdown",
+        ],
+        Some(&spec),
+    );
+    assert_golden("curve_laplace_coarse_grid.md", &mask_times(&markdown));
+}
+
 // --- plots -----------------------------------------------------------------------------------
 
 /// A fresh path for a plot under cargo's scratch directory for integration tests.

@@ -80,6 +80,7 @@ fn bracket_rows<'a>(
             Column::new(people[1], Align::Right),
             Column::new(people[2], Align::Right),
             Column::new("width", Align::Right),
+            Column::new("tolerance", Align::Left),
             Column::new("method", Align::Left),
         ]),
         Reader::Machines => TextTable::new(
@@ -104,6 +105,7 @@ fn bracket_rows<'a>(
                 value(bracket.upper),
                 value(bracket.lower),
                 short(settings.bracket_width),
+                tolerance(settings),
                 method(settings),
             ],
             Reader::Machines => vec![
@@ -120,6 +122,15 @@ fn bracket_rows<'a>(
         });
     }
     table
+}
+
+/// Whether the bracket is as narrow as asked, in a few words ("NOT met" says why).
+pub fn tolerance(s: &Settings) -> String {
+    match (s.tolerance_met, s.stopped_by.as_deref()) {
+        (true, _) => "met".into(),
+        (false, Some(limit)) => format!("NOT met: {limit}"),
+        (false, None) => "NOT met: wider than asked".into(),
+    }
 }
 
 /// How the bracket was computed, in a few words.

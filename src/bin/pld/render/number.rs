@@ -3,9 +3,12 @@
 
 use serde::Serializer;
 
-/// A result for people: six decimals, scientific notation when tiny or huge.
+/// A result for people: six decimals, scientific notation when tiny or huge, and an exact
+/// zero as `0` (never `0.000000`, which would read as a rounded small number).
 pub fn value(x: f64) -> String {
-    if x.is_nan() {
+    if x == 0.0 {
+        "0".into()
+    } else if x.is_nan() {
         "n/a".into()
     } else if x.is_infinite() {
         if x > 0.0 { "inf" } else { "-inf" }.into()
