@@ -151,6 +151,27 @@ fn bracket(b: &Bracket, decimals: usize) -> String {
 
 /// `[lower, upper]`, the lower end rounded down and the upper end rounded up (6 decimals, or
 /// the formatter's precision); infinite ends as `inf`.
+impl crate::bound::Bound {
+    /// `x` written as a bound in this direction: 6 decimals, fixed-point for
+    /// `10⁻³ ≤ |x| < 10⁶` and scientific otherwise, rounded outward, so that an `Upper` text
+    /// read back is never below `x` and a `Lower` text never above it (`inf` for infinity).
+    ///
+    /// ```
+    /// use pld_accountant::Bound;
+    ///
+    /// assert_eq!(Bound::Upper.text(1.8287781), "1.828779");
+    /// assert_eq!(Bound::Lower.text(1.8287789), "1.828778");
+    /// assert_eq!(Bound::Upper.text(9.87654321e-6), "9.876544e-6");
+    /// ```
+    pub fn text(self, x: f64) -> String {
+        let rounding = match self {
+            crate::bound::Bound::Upper => Rounding::Up,
+            crate::bound::Bound::Lower => Rounding::Down,
+        };
+        number(x, DEFAULT_DECIMALS, rounding)
+    }
+}
+
 impl fmt::Display for Bracket {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&bracket(self, decimals(f)))

@@ -2153,6 +2153,52 @@ fn compare_table_fits_in_100_columns() {
     }
 }
 
+/// The table prints bounds rounded outward: the printed upper bound, read back, is never below
+/// the one in the JSON answer, the printed lower bound never above it.
+#[test]
+fn printed_bounds_are_rounded_outward() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["epsilon", "--preset", "poisson-dp-sgd"], "epsilon"),
+        (&["epsilon", "--preset", "full-batch-gaussian"], "epsilon"),
+        (
+            &["delta", "--preset", "poisson-dp-sgd", "--epsilon", "1"],
+            "delta",
+        ),
+        (
+            &[
+                "delta",
+                "--preset",
+                "full-batch-gaussian",
+                "--epsilon",
+                "0.5",
+            ],
+            "delta",
+        ),
+    ];
+    for (args, key) in cases {
+        let json: serde_json::Value =
+            serde_json::from_str(&run_ok(&[args, &["--format", "json"]].concat(), None))
+                .expect("JSON");
+        let table = run_ok(args, None);
+        let printed = |label: &str| -> f64 {
+            let line = table
+                .lines()
+                .find(|l| l.trim_start().starts_with(label))
+                .unwrap_or_else(|| panic!("no {label:?} line in\n{table}"));
+            line.split_whitespace()
+                .last()
+                .and_then(|w| w.parse().ok())
+                .unwrap_or_else(|| panic!("no number at the end of {line:?}"))
+        };
+        let (upper, lower) = (
+            json[key]["upper"].as_f64().expect("upper"),
+            json[key]["lower"].as_f64().expect("lower"),
+        );
+        assert!(printed("upper bound") >= upper, "{args:?}: {table}");
+        assert!(printed("lower bound") <= lower, "{args:?}: {table}");
+    }
+}
+
 // --- golden files ----------------------------------------------------------------------------
 
 /// Replace every duration (`12.3 ms`, `1.25 s`), with the spaces that align it, by ` <time>`:

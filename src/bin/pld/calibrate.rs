@@ -2,7 +2,7 @@
 //! (ε, δ), from [`pld_accountant::calibrate`], with the time it took.
 
 use crate::progress::Progress;
-use crate::render::number::{self, significant, value};
+use crate::render::number::{self, significant};
 use pld_accountant::calibration::{Parameter, Stage};
 use pld_accountant::{
     calibrate, AccountantOptions, Calibration, CalibrationProblem, CalibrationProgress, Error,
@@ -116,7 +116,7 @@ fn evaluation(parameter: Parameter, p: &CalibrationProgress, target: f64) -> Str
         p.evaluations,
         symbol(parameter),
         tried(parameter, p.value),
-        value(p.epsilon_upper),
+        number::upper(p.epsilon_upper),
         number::input(target),
     )
 }

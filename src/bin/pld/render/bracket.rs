@@ -1,6 +1,6 @@
 //! `pld epsilon` and `pld delta`: one guaranteed bracket, and the rows `pld curve` repeats.
 
-use super::number::{input, raw, short, value};
+use super::number::{input, lower, raw, short, upper};
 use super::text_table::{Align, Column, TextTable};
 use super::{csv, markdown, Report};
 use pld_accountant::{Bracket, DeltaAnswer, EpsilonAnswer, Settings};
@@ -102,8 +102,8 @@ fn bracket_rows<'a>(
         table.push(match reader {
             Reader::People => vec![
                 input(asked),
-                value(bracket.upper),
-                value(bracket.lower),
+                upper(bracket.upper),
+                lower(bracket.lower),
                 short(settings.bracket_width),
                 tolerance(settings),
                 method(settings),
@@ -144,8 +144,8 @@ pub fn method(s: &Settings) -> String {
 fn bracket_text(title: String, bracket: Bracket, settings_used: &Settings) -> String {
     format!(
         "{title}\n  upper bound (publish this)  {}\n  lower bound                 {}\n{}",
-        value(bracket.upper),
-        value(bracket.lower),
+        upper(bracket.upper),
+        lower(bracket.lower),
         settings(settings_used),
     )
 }

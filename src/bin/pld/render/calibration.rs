@@ -2,7 +2,7 @@
 //! value that misses (how tight the calibration is).
 
 use super::bracket::method;
-use super::number::{calibrated, duration, input, raw, short, significant, value, Toward};
+use super::number::{calibrated, duration, input, lower, raw, short, significant, upper, Toward};
 use super::text_table::{Align, Column, TextTable};
 use super::{csv, markdown, Report};
 use crate::calibrate::CalibrationReport;
@@ -85,7 +85,7 @@ impl CalibrationReport {
         match c.failing_value {
             Some(failing) => {
                 let epsilon = match c.failing_epsilon {
-                    Some(b) => format!("{} > {}", value(b.upper), input(c.target_epsilon)),
+                    Some(b) => format!("{} > {}", upper(b.upper), input(c.target_epsilon)),
                     None => format!("above {}", input(c.target_epsilon)),
                 };
                 (
@@ -136,12 +136,12 @@ impl Report for CalibrationReport {
             ),
             (
                 "epsilon upper bound".into(),
-                value(c.epsilon.upper),
+                upper(c.epsilon.upper),
                 format!("at that {name}; target {}, {met}", input(c.target_epsilon)),
             ),
             (
                 "epsilon lower bound".into(),
-                value(c.epsilon.lower),
+                lower(c.epsilon.lower),
                 tolerance,
             ),
             (format!("nearest failing {name}"), failing, failing_comment),
@@ -259,15 +259,15 @@ impl Report for CalibrationReport {
         table.push(vec![
             format!("`{}`", c.location),
             shown(c),
-            value(c.epsilon.upper),
-            value(c.epsilon.lower),
+            upper(c.epsilon.upper),
+            lower(c.epsilon.lower),
             input(c.target_epsilon),
             input(c.delta),
             c.failing_value
                 .map(|x| evaluated(c.parameter, x))
                 .unwrap_or_else(|| "none".into()),
             c.failing_epsilon
-                .map(|b| value(b.upper))
+                .map(|b| upper(b.upper))
                 .unwrap_or_else(|| "-".into()),
             c.evaluations.to_string(),
             duration(self.seconds),

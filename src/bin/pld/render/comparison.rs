@@ -1,6 +1,6 @@
 //! `pld compare`: one row per method, then the methods that do not apply and why.
 
-use super::number::{duration, input, ratio, raw, value};
+use super::number::{duration, input, lower, ratio, raw, upper, value};
 use super::text_table::{wrap, Align, Column, TextTable};
 use super::{csv, markdown, Report};
 use crate::compare::CompareReport;
@@ -52,7 +52,11 @@ impl CompareReport {
         for row in &self.rows {
             let mut cells = vec![
                 row.method.to_string(),
-                value(row.epsilon),
+                match row.kind {
+                    Kind::UpperBound => upper(row.epsilon),
+                    Kind::LowerBound => lower(row.epsilon),
+                    Kind::Estimate => value(row.epsilon),
+                },
                 kind(row.kind).to_string(),
                 row.ratio_to_pld_upper
                     .map(ratio)

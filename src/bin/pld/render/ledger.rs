@@ -1,6 +1,6 @@
 //! `pld ledger init`, `record` and `show`: the recorded events, merged, and the budget.
 
-use super::number::{input, value};
+use super::number::{input, lower, upper};
 use super::text_table::{Align, Column, TextTable};
 use super::{csv, markdown, Report};
 use pld_accountant::spec::Event;
@@ -118,8 +118,8 @@ impl Report for LedgerReport {
                 if let Some(spent) = budget.spent_epsilon {
                     text.push_str(&format!(
                         "; spent: epsilon <= {} (lower bound {})",
-                        value(spent.upper),
-                        value(spent.lower)
+                        upper(spent.upper),
+                        lower(spent.lower)
                     ));
                 }
             }

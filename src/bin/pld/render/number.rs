@@ -1,9 +1,10 @@
 //! How numbers are written: for people (tables, Markdown) and for machines (CSV, JSON).
 //! Infinities are `inf` everywhere; a NaN is never printed as a number.
 
+use pld_accountant::Bound;
 use serde::Serializer;
 
-/// A result for people: six decimals, scientific notation when tiny or huge, and an exact
+/// A result for people (an estimate, or a value that is no bound): six decimals, scientific notation when tiny or huge, and an exact
 /// zero as `0` (never `0.000000`, which would read as a rounded small number).
 pub fn value(x: f64) -> String {
     if x == 0.0 {
@@ -16,6 +17,25 @@ pub fn value(x: f64) -> String {
         format!("{x:.6e}")
     } else {
         format!("{x:.6}")
+    }
+}
+
+/// A guaranteed upper bound for people: as [`value`], but rounded up (the printed number,
+/// read back, is never below the bound), so that the text is as safe to publish.
+pub fn upper(x: f64) -> String {
+    bound(x, Bound::Upper)
+}
+
+/// A guaranteed lower bound for people: as [`value`], but rounded down.
+pub fn lower(x: f64) -> String {
+    bound(x, Bound::Lower)
+}
+
+fn bound(x: f64, direction: Bound) -> String {
+    if x == 0.0 || x.is_nan() {
+        value(x)
+    } else {
+        direction.text(x)
     }
 }
 
