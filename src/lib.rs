@@ -160,6 +160,8 @@
 //!   composition, CLT), used as cross-checks.
 //! - [`calibration`]: the best value of one parameter for a target (ε, δ).
 //! - [`comparison`]: every accountant side by side.
+//! - [`tradeoff`]: membership-inference risk (the f-DP trade-off curve, TPR at low FPR, the
+//!   advantage), certified from the privacy profile.
 //! - [`bound`] and [`error`]: the bracket and bound direction types, and the one error type.
 //!
 //! # The command line
@@ -192,11 +194,12 @@ pub mod pld;
 pub mod pmf;
 mod report_number;
 pub mod spec;
+pub mod tradeoff;
 
 // The front door: specifications, the accountant and its answers, comparison, calibration.
 pub use accountant::{
-    Accountant, AccountantOptions, Budget, DeltaAnswer, EpsilonAnswer, GdpFilter, Ledger,
-    RdpFilter, Settings, Tolerance, DEFAULT_MEMORY_BUDGET, LEDGER_FORMAT_VERSION,
+    Accountant, AccountantOptions, Budget, DeltaAnswer, DeltaProfile, EpsilonAnswer, GdpFilter,
+    Ledger, RdpFilter, Settings, Tolerance, DEFAULT_MEMORY_BUDGET, LEDGER_FORMAT_VERSION,
     MIN_MEMORY_BUDGET,
 };
 pub use bound::{Bound, Bracket};
@@ -205,6 +208,7 @@ pub use comparison::{compare, Comparison, Kind, MethodRow, NotApplicableRow};
 pub use error::{Error, Result};
 pub use spec::presets::Preset;
 pub use spec::{CompositionSpec, Event, MechanismSpec, Neighbouring, Sampling, SpecBuilder};
+pub use tradeoff::{tradeoff, TprAtFpr, Tradeoff, TradeoffPoint};
 
 // Building blocks, for composing PLDs by hand.
 pub use discretize::loss_atoms::{LossAtom, LossAtoms};

@@ -277,6 +277,21 @@ impl PrivacyLossDistribution {
         }
     }
 
+    /// δ(ε) of the worse direction at many ε at once (one walk per direction, see
+    /// [`GridPmf::delta_for_epsilons`]).
+    ///
+    /// # Guarantee
+    /// As [`Self::delta_for_epsilon`] at each value.
+    pub fn delta_for_epsilons(&self, epsilons: &[f64]) -> Vec<f64> {
+        let mut deltas = self.remove.delta_for_epsilons(epsilons);
+        if let Some(add) = &self.add {
+            for (d, a) in deltas.iter_mut().zip(add.delta_for_epsilons(epsilons)) {
+                *d = d.max(a);
+            }
+        }
+        deltas
+    }
+
     /// ε(δ) of the worse direction.
     ///
     /// # Guarantee
@@ -394,6 +409,26 @@ impl BracketedPld {
                 .fold(0.0, f64::max)
                 .min(upper),
         }
+    }
+
+    /// Guaranteed brackets on δ(ε) at many ε at once, as [`Self::delta_for_epsilon`] gives
+    /// each (one walk down each grid).
+    pub fn delta_for_epsilons(&self, epsilons: &[f64]) -> Vec<Bracket> {
+        let upper = self.upper.delta_for_epsilons(epsilons);
+        let mut lower = vec![0.0f64; epsilons.len()];
+        for pld in self.lowers() {
+            for (l, d) in lower.iter_mut().zip(pld.delta_for_epsilons(epsilons)) {
+                *l = l.max(d);
+            }
+        }
+        upper
+            .into_iter()
+            .zip(lower)
+            .map(|(upper, lower)| Bracket {
+                upper,
+                lower: lower.min(upper),
+            })
+            .collect()
     }
 
     /// Guaranteed bracket on ε(δ): the lower end is the largest over [`Self::lowers`].

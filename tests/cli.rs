@@ -2442,6 +2442,115 @@ fn curve_plot_is_valid_svg() {
     assert!(texts.iter().any(|t| t.contains("left out")), "{texts:?}");
 }
 
+// --- tradeoff --------------------------------------------------------------------------------
+
+#[test]
+fn golden_tradeoff_table() {
+    let table = run_ok(&["tradeoff", "--preset", GOLDEN_PRESET], None);
+    assert_golden("tradeoff_full_batch_gaussian.txt", &mask_times(&table));
+}
+
+/// The JSON keys of the interface, and a bracket that holds the Gaussian's closed form
+/// G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (μ = 2: one run of σ = 0.5), with TPR = 1 − β.
+#[test]
+fn tradeoff_json_has_the_interface_keys_and_holds_the_gaussian() {
+    let json = run_json(
+        &[
+            "tradeoff",
+            "--sigma",
+            "0.5",
+            "--steps",
+            "1",
+            "--alphas",
+            "0.001,0.05,0.5",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    let phi = |x: f64| 0.5 * libm::erfc(-x / std::f64::consts::SQRT_2);
+    // Φ⁻¹(p) from the closed form Φ above, by bisection.
+    let quantile = |p: f64| {
+        let (mut lo, mut hi) = (-40.0f64, 40.0f64);
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if phi(mid) < p {
+                lo = mid
+            } else {
+                hi = mid
+            }
+        }
+        lo
+    };
+    let points = json["points"].as_array().expect("points");
+    assert_eq!(points.len(), 3);
+    for point in points {
+        let alpha = point["alpha"].as_f64().expect("alpha");
+        let (upper, lower) = (
+            point["beta"]["upper"].as_f64().expect("beta.upper"),
+            point["beta"]["lower"].as_f64().expect("beta.lower"),
+        );
+        let exact = phi(quantile(1.0 - alpha) - 2.0);
+        assert!(
+            lower <= exact + 1e-12 && exact <= upper + 1e-12,
+            "α {alpha}: {point}"
+        );
+    }
+    let tpr = json["tpr_at_fpr"].as_array().expect("tpr_at_fpr");
+    let fprs: Vec<f64> = tpr.iter().map(|t| t["fpr"].as_f64().unwrap()).collect();
+    assert_eq!(fprs, [1e-3, 1e-2, 1e-1]);
+    for t in tpr {
+        assert!(
+            t["tpr"]["upper"].as_f64() >= t["tpr"]["lower"].as_f64(),
+            "{t}"
+        );
+    }
+    // Advantage = total variation 2Φ(μ/2) − 1.
+    let tv = 2.0 * phi(1.0) - 1.0;
+    let advantage = &json["advantage"];
+    assert!(
+        advantage["lower"].as_f64().unwrap() <= tv && tv <= advantage["upper"].as_f64().unwrap()
+    );
+    assert!(json["inputs"].is_object());
+}
+
+#[test]
+fn tradeoff_plot_is_valid_svg_and_bad_alphas_exit_2() {
+    let path = plot_path("tradeoff.svg");
+    run_ok(
+        &[
+            "tradeoff",
+            "--preset",
+            "poisson-dp-sgd",
+            "--plot",
+            path.to_str().unwrap(),
+        ],
+        None,
+    );
+    let texts = svg_texts(&path);
+    assert!(texts.iter().any(|t| t.contains("guarantee")), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.contains("random guess")),
+        "{texts:?}"
+    );
+    let output = pld()
+        .args([
+            "tradeoff",
+            "--preset",
+            "poisson-dp-sgd",
+            "--alphas",
+            "0.1,1.5",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("alphas[1]") && stderr.contains("1.5"),
+        "{stderr}"
+    );
+}
+
 // --- curve -----------------------------------------------------------------------------------
 
 #[test]

@@ -35,7 +35,6 @@ pub const MIN_GRID_STEP: f64 = 1e-12;
 pub const MAX_GRID_STEP: f64 = 1.0;
 const _: () = assert!(2.0 * MAX_ABS_LOSS / MIN_GRID_STEP < 9_007_199_254_740_992.0);
 
-/// The grid step as an invalid parameter unless it is in [`MIN_GRID_STEP`, 1] nats.
 /// The options as [`Accountant::new`] (and the ledger) accept them: tolerances finite and
 /// ≥ 0, the grid step in [[`MIN_GRID_STEP`], 1] nats, the truncation mass in (0, 1e-3).
 pub(crate) fn check_options(options: &AccountantOptions) -> Result<()> {
@@ -68,6 +67,7 @@ pub(crate) fn check_options(options: &AccountantOptions) -> Result<()> {
     Ok(())
 }
 
+/// The grid step as an invalid parameter unless it is in [[`MIN_GRID_STEP`], 1] nats.
 fn check_grid_step(name: &str, step: f64) -> Result<()> {
     if step.is_finite() && (MIN_GRID_STEP..=MAX_GRID_STEP).contains(&step) {
         Ok(())
@@ -956,6 +956,7 @@ mod filters;
 mod ledger;
 mod parallel;
 mod plan;
+mod profile;
 mod settings;
 mod shuffle;
 
@@ -964,6 +965,7 @@ pub use filters::{GdpFilter, RdpFilter, FILTER_ORDERS};
 pub use ledger::{Budget, Ledger, LEDGER_FORMAT_VERSION};
 use parallel::parallel_map;
 use plan::{Component, Plan};
+pub use profile::{DeltaProfile, PROFILE_REFERENCE_DELTA};
 pub use settings::{
     AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance, DEFAULT_MEMORY_BUDGET,
     MIN_MEMORY_BUDGET,

@@ -56,6 +56,15 @@ pub enum Command {
         after_help = "Examples:\n  pld curve --preset poisson-dp-sgd                   (ε for δ = 1e-1, 1e-2, ..., 1e-12)\n  pld curve --spec training.json --epsilons 0.5,1,2,4 --format csv\n  pld curve --preset mnist-dp-sgd --plot curve.svg"
     )]
     Curve(CurveArgs),
+    /// Membership-inference risk: the guaranteed bracket on the trade-off curve β(α) (the
+    /// lowest false-negative rate any attack reaches at false-positive rate α), the TPR at
+    /// FPR 1e-3, 1e-2, 1e-1 and the advantage max(TPR − FPR).
+    ///
+    /// Example: pld tradeoff --noise-multiplier 1 --sampling-rate 0.01 --steps 10000
+    #[command(
+        after_help = "Examples:\n  pld tradeoff --preset mnist-dp-sgd\n  pld tradeoff --spec training.json --alphas 1e-4,1e-3,0.01 --format json\n  pld tradeoff --noise-multiplier 1 --sampling-rate 0.01 --steps 10000 --plot roc.svg\n\nThe β lower bound is the guarantee (no attack has a lower false-negative rate at that\nfalse-positive rate); it comes from the upper bounds on δ(ε) through f-DP:\nβ(α) ≥ max(0, 1 − δ(ε) − e^ε·α, e^−ε·(1 − δ(ε) − α)) for every ε ≥ 0."
+    )]
+    Tradeoff(TradeoffArgs),
     /// Calibrate one parameter for a target (ε, δ): the smallest noise, the largest count or
     /// the largest sampling rate whose guaranteed ε stays within the target.
     ///
@@ -253,6 +262,28 @@ pub struct CurveArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     /// Also draw the curve (the PLD bracket shaded) as an SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TradeoffArgs {
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// The false-positive rates α to report β for, comma-separated, each in [0, 1]
+    /// (default 1e-6, 1e-5, ..., 1e-1, 0.2, 0.3, 0.5).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        allow_hyphen_values = true
+    )]
+    pub alphas: Option<Vec<f64>>,
+    #[command(flatten)]
+    pub accuracy: AccuracyArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Also draw the ROC curve (TPR against FPR, log-log, the bracket shaded) as an SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<String>,
 }

@@ -3,7 +3,7 @@
 
 use crate::args::{
     AccuracyArgs, CalibrateArgs, Command, CompareArgs, CurveArgs, DeltaArgs, EpsilonArgs,
-    PresetsArgs,
+    PresetsArgs, TradeoffArgs,
 };
 use crate::calibrate::{self, CalibrationReport};
 use crate::compare::{self, CompareReport};
@@ -12,6 +12,7 @@ use crate::echo::Echoed;
 use crate::input::{Input, SpecText};
 use crate::progress::Progress;
 use crate::render::{self, number, PresetList};
+use crate::tradeoff::TradeoffReport;
 use pld_accountant::{
     spec::presets, Accountant, AccountantOptions, CalibrationProblem, Error, Tolerance,
     MIN_MEMORY_BUDGET,
@@ -55,6 +56,7 @@ pub fn run(command: Command, progress: &Progress) -> Result<String, Failure> {
         Command::Delta(a) => delta(a, progress),
         Command::Compare(a) => compare(a, progress),
         Command::Curve(a) => curve(a, progress),
+        Command::Tradeoff(a) => tradeoff(a, progress),
         Command::Calibrate(a) => calibrate(a, progress),
         Command::Presets(a) => presets(a),
         Command::Ledger(c) => crate::ledger::run(c, progress),
@@ -143,6 +145,35 @@ fn curve(a: CurveArgs, progress: &Progress) -> Result<String, Failure> {
     if let Some(path) = plot_file {
         let title = format!("privacy curve: {}", input.source);
         write_plot(&path, &report.plot(&title).svg(), progress)?;
+    }
+    Ok(render::render(
+        &Echoed {
+            report: &report,
+            inputs: &input.inputs,
+        },
+        a.output.format,
+    ))
+}
+
+fn tradeoff(a: TradeoffArgs, progress: &Progress) -> Result<String, Failure> {
+    let plot_file = plot_target(a.plot.as_deref())?;
+    let alphas = a
+        .alphas
+        .unwrap_or_else(pld_accountant::tradeoff::default_alphas);
+    pld_accountant::tradeoff::validate_alphas(&alphas)?;
+    let input = read(&a.spec, progress)?;
+    let accountant = Accountant::new(
+        &input.spec,
+        options(&a.accuracy, Target::Epsilon, progress)?,
+    )?;
+    let (report, plotted) = {
+        let _task = progress.task("trade-off curve", 0);
+        TradeoffReport::new(&accountant, &alphas, plot_file.is_some(), &input)?
+    };
+    if let Some(path) = plot_file {
+        let title = format!("membership-inference ROC: {}", input.source);
+        let plot = crate::tradeoff::plot(&plotted, &title);
+        write_plot(&path, &plot.svg(), progress)?;
     }
     Ok(render::render(
         &Echoed {

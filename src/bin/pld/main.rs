@@ -16,6 +16,7 @@ mod ledger;
 mod plot_svg;
 mod progress;
 mod render;
+mod tradeoff;
 mod usage_error;
 
 use args::Cli;

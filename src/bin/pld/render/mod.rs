@@ -12,6 +12,7 @@ mod markdown;
 pub mod number;
 mod presets;
 mod text_table;
+mod tradeoff;
 
 use crate::args::Format;
 use serde::Serialize;
