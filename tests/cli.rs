@@ -2551,6 +2551,155 @@ fn tradeoff_plot_is_valid_svg_and_bad_alphas_exit_2() {
     );
 }
 
+// --- calibrate with DP-SGD flags -------------------------------------------------------------
+
+/// `ε upper` of `pld epsilon` with these DP-SGD flags at δ = 1e-5.
+fn epsilon_upper_of(flags: &[&str]) -> f64 {
+    let json = run_json(
+        &[
+            &["epsilon"],
+            flags,
+            &["--delta", "1e-5", "--format", "json"],
+        ]
+        .concat(),
+        None,
+    );
+    json["epsilon"]["upper"].as_f64().expect("epsilon.upper")
+}
+
+/// "How many epochs fit in ε = 8" comes back in epochs, and `pld epsilon` confirms it: E
+/// epochs meet the target, E + 1 do not.
+#[test]
+fn calibrate_solve_epochs_answers_in_epochs_and_pld_epsilon_confirms() {
+    let run = [
+        "--noise-multiplier",
+        "1",
+        "--batch-size",
+        "600",
+        "--dataset-size",
+        "60000",
+    ];
+    let json = run_json(
+        &[
+            &["calibrate", "--solve", "epochs"][..],
+            &run,
+            &["--epsilon", "8", "--delta", "1e-5", "--format", "json"],
+        ]
+        .concat(),
+        None,
+    );
+    let answer = &json["dp_sgd"];
+    assert_eq!(answer["solve"], "epochs");
+    let epochs = answer["value"].as_f64().expect("value");
+    assert!(epochs >= 1.0 && epochs.fract() == 0.0, "{answer}");
+    assert_eq!(answer["failing_value"].as_f64(), Some(epochs + 1.0));
+    let text = |e: f64| format!("{e}");
+    let meets = epsilon_upper_of(&[&run[..], &["--epochs", &text(epochs)]].concat());
+    let misses = epsilon_upper_of(&[&run[..], &["--epochs", &text(epochs + 1.0)]].concat());
+    assert!(
+        meets <= 8.0 && misses > 8.0,
+        "{epochs} epochs: {meets}, one more: {misses}"
+    );
+    assert_eq!(answer["steps"].as_u64(), Some((epochs * 100.0) as u64));
+    // The table says it in epochs, with the steps they mean.
+    let table = run_ok(
+        &[
+            &["calibrate", "--solve", "epochs"][..],
+            &run,
+            &["--epsilon", "8", "--delta", "1e-5"],
+        ]
+        .concat(),
+        None,
+    );
+    assert!(
+        table.contains(&format!("epochs (use this)       {epochs}")),
+        "{table}"
+    );
+}
+
+/// The smallest noise multiplier: `pld epsilon` at the printed value meets the target.
+#[test]
+fn calibrate_solve_noise_multiplier_is_confirmed_by_pld_epsilon() {
+    let run = [
+        "--batch-size",
+        "256",
+        "--dataset-size",
+        "60000",
+        "--epochs",
+        "60",
+    ];
+    let table = run_ok(
+        &[
+            &["calibrate", "--solve", "noise-multiplier"][..],
+            &run,
+            &["--epsilon", "3", "--delta", "1e-5"],
+        ]
+        .concat(),
+        None,
+    );
+    let printed = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("noise multiplier (use this)"))
+        .and_then(|l| l.split_whitespace().nth(4))
+        .unwrap_or_else(|| panic!("no value in\n{table}"))
+        .to_string();
+    let z: f64 = printed.parse().expect("a number");
+    assert!(z > 0.5 && z < 2.0, "{table}");
+    let upper = epsilon_upper_of(&[&run[..], &["--noise-multiplier", &printed]].concat());
+    assert!(upper <= 3.0, "noise multiplier {printed}: ε upper {upper}");
+}
+
+#[test]
+fn calibrate_solve_refuses_the_flag_it_solves_and_flags_without_solve() {
+    for (args, named) in [
+        (
+            vec![
+                "--solve",
+                "epochs",
+                "--noise-multiplier",
+                "1",
+                "--sampling-rate",
+                "0.01",
+                "--steps",
+                "5",
+            ],
+            "--steps",
+        ),
+        (
+            vec!["--noise-multiplier", "1", "--sampling-rate", "0.01"],
+            "--solve",
+        ),
+        (
+            vec![
+                "--solve",
+                "batch-size",
+                "--noise-multiplier",
+                "1",
+                "--dataset-size",
+                "1000",
+                "--epochs",
+                "2",
+            ],
+            "--steps",
+        ),
+    ] {
+        let output = pld()
+            .args(
+                [
+                    &["calibrate"][..],
+                    &args,
+                    &["--epsilon", "8", "--delta", "1e-5"],
+                ]
+                .concat(),
+            )
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(named), "{args:?}: {stderr}");
+    }
+}
+
 // --- curve -----------------------------------------------------------------------------------
 
 #[test]

@@ -70,8 +70,8 @@ pub enum Command {
     ///
     /// Example: pld calibrate --spec dp_sgd_sigma.json --epsilon 2 --delta 1e-5
     #[command(
-        override_usage = "pld calibrate --spec <FILE> --epsilon <EPSILON> --delta <DELTA> [OPTIONS]",
-        after_help = "The specification is an ordinary one with exactly one field written null, the one to\ncalibrate: the noise (\"sigma\" of gaussian, discrete_gaussian, mixture_of_gaussians;\n\"scale\" of laplace, discrete_laplace), a \"count\", or a Poisson sampling rate\n(\"sampling\": {\"poisson\": null}). For example, dp_sgd_sigma.json:\n\n  {\"events\": [{\"mechanism\": \"gaussian\", \"sigma\": null,\n               \"sampling\": {\"poisson\": 0.01}, \"count\": 1000}]}\n\nThe value printed meets the target by the PLD upper bound on ε, re-verified by a fresh\naccountant call; the nearest value found to miss it is printed beside it.\n\nExamples:\n  pld calibrate --spec dp_sgd_sigma.json --epsilon 2 --delta 1e-5\n  pld calibrate --spec dp_sgd_steps.json --epsilon 8 --delta 1e-5 --format json\n  pld presets mnist-dp-sgd > spec.json   (a starting point: write one field as null)"
+        override_usage = "pld calibrate --spec <FILE> --epsilon <EPSILON> --delta <DELTA> [OPTIONS]\n       pld calibrate --solve <WHAT> [DP-SGD flags] --epsilon <EPSILON> --delta <DELTA> [OPTIONS]",
+        after_help = "With DP-SGD flags, --solve names what to find and the answer is in those words:\n  --solve noise-multiplier   the smallest noise multiplier (leave out --noise-multiplier)\n  --solve epochs             the most whole epochs (leave out --epochs and --steps)\n  --solve steps              the most steps (leave out --steps and --epochs)\n  --solve batch-size         the largest expected batch size (Poisson; leave out\n                             --batch-size; needs --dataset-size and --steps)\nFor example, how many epochs of MNIST-sized DP-SGD fit in ε = 8:\n  pld calibrate --solve epochs --noise-multiplier 1 --batch-size 600 --dataset-size 60000 --epsilon 8 --delta 1e-5\n\nThe specification is an ordinary one with exactly one field written null, the one to\ncalibrate: the noise (\"sigma\" of gaussian, discrete_gaussian, mixture_of_gaussians;\n\"scale\" of laplace, discrete_laplace), a \"count\", or a Poisson sampling rate\n(\"sampling\": {\"poisson\": null}). For example, dp_sgd_sigma.json:\n\n  {\"events\": [{\"mechanism\": \"gaussian\", \"sigma\": null,\n               \"sampling\": {\"poisson\": 0.01}, \"count\": 1000}]}\n\nThe value printed meets the target by the PLD upper bound on ε, re-verified by a fresh\naccountant call; the nearest value found to miss it is printed beside it.\n\nExamples:\n  pld calibrate --spec dp_sgd_sigma.json --epsilon 2 --delta 1e-5\n  pld calibrate --spec dp_sgd_steps.json --epsilon 8 --delta 1e-5 --format json\n  pld presets mnist-dp-sgd > spec.json   (a starting point: write one field as null)"
     )]
     Calibrate(CalibrateArgs),
     /// The built-in examples for --preset, one line each; with a NAME, its specification.
@@ -140,6 +140,19 @@ pub enum BatchSampling {
     Shuffle,
     /// Poisson sampling whose batch is cut to at most --max-batch-size records.
     TruncatedPoisson,
+}
+
+/// What `pld calibrate --solve` finds with DP-SGD flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Solve {
+    /// The smallest noise multiplier (σ / clipping norm).
+    NoiseMultiplier,
+    /// The most whole epochs.
+    Epochs,
+    /// The most steps.
+    Steps,
+    /// The largest expected batch size B (Poisson sampling at B / N, steps fixed).
+    BatchSize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -290,12 +303,13 @@ pub struct TradeoffArgs {
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
-    /// Specification with exactly one field written null (JSON); `-` reads standard input.
-    #[arg(long, value_name = "FILE", required_unless_present = "preset")]
-    pub spec: Option<String>,
-    /// Not accepted here (refused with a hint): a preset has no field written null.
-    #[arg(long, value_name = "NAME", hide = true)]
-    pub preset: Option<String>,
+    /// A specification with exactly one field written null (--spec FILE), or DP-SGD flags
+    /// with --solve. (--preset is refused with a hint: a preset has no field written null.)
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// With DP-SGD flags: what to find, the flag(s) for it left out.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub solve: Option<Solve>,
     /// Target ε, > 0: the guaranteed (upper-bound) ε of the result is at most this.
     #[arg(long, allow_hyphen_values = true)]
     pub epsilon: f64,
@@ -334,7 +348,7 @@ fn whole_number(text: &str) -> Result<u64, String> {
 /// What was released: a JSON specification, a built-in preset, or the common DP-SGD case as
 /// flags (Opacus' words: noise multiplier, sampling rate or batch and dataset size, steps or
 /// epochs).
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct SpecArgs {
     /// Composition specification (JSON, format in docs/spec.md); `-` reads standard input.
     #[arg(long, value_name = "FILE", help_heading = "What was released")]

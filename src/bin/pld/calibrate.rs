@@ -21,6 +21,9 @@ pub struct CalibrationReport {
     pub seconds: f64,
     /// What was calibrated, e.g. `specification dp_sgd_sigma.json`.
     pub source: String,
+    /// With `--solve` and DP-SGD flags: the answer in those words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dp_sgd: Option<crate::calibrate_dp_sgd::DpSgdAnswer>,
 }
 
 /// Check the target before any work.
@@ -70,6 +73,7 @@ impl CalibrationReport {
             calibration,
             seconds: start.elapsed().as_secs_f64(),
             source,
+            dp_sgd: None,
         })
     }
 }

@@ -185,8 +185,72 @@ fn tradeoff(a: TradeoffArgs, progress: &Progress) -> Result<String, Failure> {
 }
 
 fn calibrate(a: CalibrateArgs, progress: &Progress) -> Result<String, Failure> {
-    // The parser accepts `--preset` (hidden) only for this hint; `--spec` is required otherwise.
-    let Some(path) = a.spec.as_deref().filter(|_| a.preset.is_none()) else {
+    calibrate::validate_target(a.epsilon, a.delta)?;
+    let s = &a.spec;
+    let dp_sgd_flag = [
+        (s.sigma.is_some(), "--sigma"),
+        (s.noise_multiplier.is_some(), "--noise-multiplier"),
+        (s.sampling_rate.is_some(), "--sampling-rate"),
+        (s.batch_size.is_some(), "--batch-size"),
+        (s.dataset_size.is_some(), "--dataset-size"),
+        (s.steps.is_some(), "--steps"),
+        (s.epochs.is_some(), "--epochs"),
+        (s.sampling.is_some(), "--sampling"),
+        (s.max_batch_size.is_some(), "--max-batch-size"),
+        (s.sensitivity.is_some(), "--sensitivity"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag));
+    let dp_sgd_flags = dp_sgd_flag.is_some();
+    if let Some(solve) = a.solve {
+        if a.spec.spec.is_some() || a.spec.preset.is_some() {
+            return Err(Error::Incompatible {
+                field: "--solve".into(),
+                reason: "--solve goes with DP-SGD flags; with --spec, write the field to \
+                         calibrate as null instead"
+                    .into(),
+            }
+            .into());
+        }
+        let options = options(&a.accuracy, Target::Epsilon, progress)?;
+        let report = crate::calibrate_dp_sgd::calibrate(
+            &a.spec,
+            solve,
+            (a.epsilon, a.delta),
+            options,
+            progress,
+        )?;
+        return Ok(render::render(&report, a.output.format));
+    }
+    if dp_sgd_flags && a.spec.spec.is_none() && a.spec.preset.is_none() {
+        return Err(Error::MissingParameter {
+            name: "--solve".into(),
+            hint: "with DP-SGD flags, say what to find: --solve noise-multiplier, epochs, \
+                   steps or batch-size (and leave that flag out)"
+                .into(),
+        }
+        .into());
+    }
+    if let Some(flag) = dp_sgd_flag {
+        return Err(Error::Incompatible {
+            field: flag.into(),
+            reason: format!(
+                "{flag} is a DP-SGD flag: give either a specification with one field written \
+                 null (--spec), or DP-SGD flags with --solve"
+            ),
+        }
+        .into());
+    }
+    let Some(path) = a.spec.spec.as_deref().filter(|_| a.spec.preset.is_none()) else {
+        if a.spec.preset.is_none() {
+            return Err(Error::MissingParameter {
+                name: "--spec".into(),
+                hint: "a specification with one field written null, or DP-SGD flags with \
+                       --solve"
+                    .into(),
+            }
+            .into());
+        }
         return Err(Error::Incompatible {
             field: "--preset".into(),
             reason: "calibrate reads a specification with the field to calibrate written \
@@ -196,7 +260,6 @@ fn calibrate(a: CalibrateArgs, progress: &Progress) -> Result<String, Failure> {
         }
         .into());
     };
-    calibrate::validate_target(a.epsilon, a.delta)?;
     let SpecText { text, source } = SpecText::read(path)?;
     progress.note(format!("input: {source}"));
     let problem = CalibrationProblem::from_json_str(&text)?;

@@ -6,6 +6,7 @@
 
 mod args;
 mod calibrate;
+mod calibrate_dp_sgd;
 mod commands;
 mod compare;
 mod curve;

@@ -6,6 +6,7 @@ use super::number::{calibrated, duration, input, lower, raw, short, significant,
 use super::text_table::{Align, Column, TextTable};
 use super::{csv, markdown, Report};
 use crate::calibrate::CalibrationReport;
+use crate::calibrate_dp_sgd::DpSgdAnswer;
 use pld_accountant::calibration::Parameter;
 use pld_accountant::Calibration;
 
@@ -105,8 +106,137 @@ impl CalibrationReport {
     }
 }
 
+impl CalibrationReport {
+    /// The answer of `--solve` in DP-SGD words, as `(label, value, comment)` rows.
+    fn dp_sgd_rows(&self, a: &DpSgdAnswer) -> (String, Vec<(String, String, String)>) {
+        let c = &self.calibration;
+        let (noun, best, verb, shown_value) = match a.solve {
+            "noise_multiplier" => (
+                "noise multiplier",
+                "smallest",
+                "meets",
+                calibrated(a.value, Toward::Larger),
+            ),
+            "epochs" => ("epochs", "most whole", "meet", raw(a.value)),
+            "steps" => ("steps", "most", "meet", raw(a.value)),
+            _ => ("batch size", "largest expected", "meets", raw(a.value)),
+        };
+        let title = format!(
+            "calibration of DP-SGD for epsilon <= {} at delta = {}: the {best} {noun}",
+            input(c.target_epsilon),
+            input(c.delta)
+        );
+        let met = if a.epsilon.upper <= c.target_epsilon {
+            "met"
+        } else {
+            "NOT met"
+        };
+        let run = format!(
+            "{} steps at sampling rate {} ({} epochs), noise multiplier {}",
+            raw(a.steps as f64),
+            trimmed(a.sampling_rate),
+            trimmed(a.epochs),
+            calibrated(a.noise_multiplier, Toward::Larger)
+        );
+        let mut rows = vec![
+            (
+                format!("{noun} (use this)"),
+                shown_value,
+                format!("the {best} {noun} that {verb} the target"),
+            ),
+            ("run".into(), run, String::new()),
+            (
+                "epsilon upper bound".into(),
+                upper(a.epsilon.upper),
+                format!("target {}, {met}", input(c.target_epsilon)),
+            ),
+            (
+                "epsilon lower bound".into(),
+                lower(a.epsilon.lower),
+                String::new(),
+            ),
+        ];
+        if let (Some(failing), Some(bracket)) = (a.failing_value, a.failing_epsilon) {
+            let failing = if a.solve == "noise_multiplier" {
+                significant(failing, 6)
+            } else {
+                raw(failing)
+            };
+            rows.push((
+                format!("nearest failing {noun}"),
+                failing,
+                format!(
+                    "epsilon upper bound {} > {}",
+                    upper(bracket.upper),
+                    input(c.target_epsilon)
+                ),
+            ));
+        }
+        if let Some(steps) = a.most_steps {
+            rows.push((
+                "steps, at most".into(),
+                raw(steps as f64),
+                format!(
+                    "the most steps that meet the target ({} epochs)",
+                    trimmed(steps as f64 * a.sampling_rate)
+                ),
+            ));
+        }
+        rows.push((
+            "search".into(),
+            format!(
+                "{} in [{}]: {} accountant calls in {}",
+                c.location,
+                range(c),
+                c.evaluations,
+                duration(self.seconds)
+            ),
+            String::new(),
+        ));
+        (title, rows)
+    }
+}
+
+/// 6 significant digits without trailing zeros (`0.01`, `155`, `60.0021`).
+fn trimmed(x: f64) -> String {
+    let text = significant(x, 6);
+    if text.contains('.') && !text.contains('e') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+/// Rows of `(label, value, comment)` under a title, aligned.
+fn aligned_rows(title: String, rows: Vec<(String, String, String)>) -> String {
+    let width = |text: &str| text.chars().count();
+    let label_width = rows.iter().map(|r| width(&r.0)).max().unwrap_or(0);
+    // The value column is as wide as the values that have a comment.
+    let value_width = rows
+        .iter()
+        .filter(|r| !r.2.is_empty())
+        .map(|r| width(&r.1))
+        .max()
+        .unwrap_or(0);
+    let mut text = title;
+    for (label, cell, comment) in rows {
+        let line = if comment.is_empty() {
+            format!("  {label:<label_width$}  {cell}")
+        } else {
+            format!("  {label:<label_width$}  {cell:<value_width$}  {comment}")
+        };
+        text.push('\n');
+        text.push_str(line.trim_end());
+    }
+    text
+}
+
 impl Report for CalibrationReport {
     fn table(&self) -> String {
+        if let Some(answer) = &self.dp_sgd {
+            let (title, rows) = self.dp_sgd_rows(answer);
+            return aligned_rows(title, rows);
+        }
         let c = &self.calibration;
         let name = noun(c.parameter);
         let rounded = if c.parameter == Parameter::Count {
@@ -168,26 +298,7 @@ impl Report for CalibrationReport {
                 String::new(),
             ),
         ];
-        let width = |text: &str| text.chars().count();
-        let label_width = rows.iter().map(|r| width(&r.0)).max().unwrap_or(0);
-        // The value column is as wide as the values that have a comment.
-        let value_width = rows
-            .iter()
-            .filter(|r| !r.2.is_empty())
-            .map(|r| width(&r.1))
-            .max()
-            .unwrap_or(0);
-        let mut text = self.title();
-        for (label, cell, comment) in rows {
-            let line = if comment.is_empty() {
-                format!("  {label:<label_width$}  {cell}")
-            } else {
-                format!("  {label:<label_width$}  {cell:<value_width$}  {comment}")
-            };
-            text.push('\n');
-            text.push_str(line.trim_end());
-        }
-        text
+        aligned_rows(self.title(), rows)
     }
 
     fn csv(&self) -> String {
