@@ -160,7 +160,7 @@
 //!   composition, CLT), used as cross-checks.
 //! - [`calibration`]: the best value of one parameter for a target (ε, δ).
 //! - [`comparison`]: every accountant side by side.
-//! - [`tradeoff`]: membership-inference risk (the f-DP trade-off curve, TPR at low FPR, the
+//! - [`mod@tradeoff`]: membership-inference risk (the f-DP trade-off curve, TPR at low FPR, the
 //!   advantage), certified from the privacy profile.
 //! - [`bound`] and [`error`]: the bracket and bound direction types, and the one error type.
 //!
