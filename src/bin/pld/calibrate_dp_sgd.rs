@@ -135,35 +135,7 @@ pub fn calibrate(
                 args,
             )
         }
-        Solve::Steps => {
-            let mut run_args = args.clone();
-            run_args.steps = Some(c.value as u64);
-            let run = rebuilt(&run_args)?;
-            answer(
-                solve,
-                c.value,
-                c.failing_value,
-                c.epsilon,
-                c.failing_epsilon,
-                &run,
-                args,
-            )
-        }
-        Solve::Epochs if allocated => {
-            let mut run_args = args.clone();
-            run_args.epochs = Some(c.value);
-            let run = rebuilt(&run_args)?;
-            answer(
-                solve,
-                c.value,
-                c.failing_value,
-                c.epsilon,
-                c.failing_epsilon,
-                &run,
-                args,
-            )
-        }
-        Solve::Epochs => {
+        Solve::Epochs if !allocated => {
             let most_steps = c.value as u64;
             let rate = placeholder_run.sampling_rate;
             let epochs_args = |epochs: f64| {
@@ -177,11 +149,10 @@ pub fn calibrate(
             while epochs >= 1.0 && rebuilt(&epochs_args(epochs))?.steps > most_steps {
                 epochs -= 1.0;
             }
-            let (epochs, run, bracket) =
-                verified_downwards(epochs, target, options, |e| rebuilt(&epochs_args(e)))?;
-            let failing = rebuilt(&epochs_args(epochs + 1.0))
-                .and_then(|r| epsilon_of(&r, &epochs_args(epochs + 1.0), target.1, options))
-                .ok();
+            let (epochs, run, bracket) = verified_downwards(epochs, target, options, epochs_args)?;
+            let failing = bracket_of(&epochs_args(epochs + 1.0), target.1, options)
+                .ok()
+                .map(|(_, b)| b);
             let mut found = answer(
                 solve,
                 epochs,
@@ -194,6 +165,25 @@ pub fn calibrate(
             found.most_steps = Some(most_steps);
             found
         }
+        // The calibrated count is the answer: steps, or epochs of allocated batches.
+        Solve::Steps | Solve::Epochs => {
+            let mut run_args = args.clone();
+            if allocated {
+                run_args.epochs = Some(c.value);
+            } else {
+                run_args.steps = Some(c.value as u64);
+            }
+            let run = rebuilt(&run_args)?;
+            answer(
+                solve,
+                c.value,
+                c.failing_value,
+                c.epsilon,
+                c.failing_epsilon,
+                &run,
+                args,
+            )
+        }
         Solve::BatchSize => {
             let n = args.dataset_size.unwrap_or(1);
             let batch_args = |b: f64| {
@@ -202,12 +192,11 @@ pub fn calibrate(
                 a
             };
             let batch = (c.value * n as f64).floor().min(n as f64);
-            let (batch, run, bracket) =
-                verified_downwards(batch, target, options, |b| rebuilt(&batch_args(b)))?;
+            let (batch, run, bracket) = verified_downwards(batch, target, options, batch_args)?;
             let failing = if batch < n as f64 {
-                rebuilt(&batch_args(batch + 1.0))
-                    .and_then(|r| epsilon_of(&r, &batch_args(batch + 1.0), target.1, options))
+                bracket_of(&batch_args(batch + 1.0), target.1, options)
                     .ok()
+                    .map(|(_, b)| b)
             } else {
                 None
             };
@@ -305,36 +294,34 @@ fn rebuilt(args: &SpecArgs) -> Result<DpSgd, Error> {
     })
 }
 
-/// The guaranteed ε bracket of a run at δ.
-fn epsilon_of(
-    run: &DpSgd,
+/// The run the flags describe and its guaranteed ε bracket at δ (a fresh accountant call).
+fn bracket_of(
     args: &SpecArgs,
     delta: f64,
     options: AccountantOptions,
-) -> Result<Bracket, Error> {
-    Ok(Accountant::new(&run.spec(args)?, options)?
+) -> Result<(DpSgd, Bracket), Error> {
+    let run = rebuilt(args)?;
+    let bracket = Accountant::new(&run.spec(args)?, options)?
         .epsilon_for_delta(delta)?
-        .epsilon)
+        .epsilon;
+    Ok((run, bracket))
 }
 
-/// From `start` down by whole units, the first value whose run meets the target by a fresh
-/// accountant call (at most a few steps: `start` is already within the calibrated limit).
+/// From `start` down by whole units, the first value whose run (the flags `flags_at` gives)
+/// meets the target by a fresh accountant call; `start` is already within the calibrated
+/// limit, so a few tries suffice.
 fn verified_downwards(
     start: f64,
     (epsilon, delta): (f64, f64),
     options: AccountantOptions,
-    run_at: impl Fn(f64) -> Result<DpSgd, Error>,
+    flags_at: impl Fn(f64) -> SpecArgs,
 ) -> Result<(f64, DpSgd, Bracket), Error> {
     let mut value = start;
     for _ in 0..8 {
         if value < 1.0 {
             break;
         }
-        let run = run_at(value)?;
-        let args = args_of(&run);
-        let bracket = Accountant::new(&run.spec(&args)?, options)?
-            .epsilon_for_delta(delta)?
-            .epsilon;
+        let (run, bracket) = bracket_of(&flags_at(value), delta, options)?;
         if bracket.upper <= epsilon {
             return Ok((value, run, bracket));
         }
@@ -345,29 +332,10 @@ fn verified_downwards(
         epsilon,
         delta,
         reason: format!(
-            "not even 1 meets the target by a fresh accountant call (the calibrated limit \
-             allows at most {start})"
+            "no whole value from {start} down to {} meets the target by a fresh accountant call",
+            value.max(1.0)
         ),
     })
-}
-
-/// Flags that rebuild `run` exactly (σ, q and the step count it holds), for its
-/// specification's error messages.
-fn args_of(run: &DpSgd) -> SpecArgs {
-    SpecArgs {
-        spec: None,
-        preset: None,
-        sigma: Some(run.sigma),
-        noise_multiplier: None,
-        sampling_rate: None,
-        batch_size: None,
-        dataset_size: None,
-        steps: Some(run.steps),
-        epochs: None,
-        sampling: None,
-        max_batch_size: None,
-        sensitivity: Some(run.sensitivity),
-    }
 }
 
 fn answer(
