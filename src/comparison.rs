@@ -116,6 +116,30 @@ pub const CLT_ESTIMATE: &str = "clt_estimate";
 /// Method name of the row "what Poisson accounting would claim" (non-Poisson sampling only).
 pub const POISSON_CLAIM: &str = "poisson_claim";
 
+/// A method's name for people (legends, reports), e.g. `"RDP (Rényi DP)"` for `"rdp"`; an
+/// unknown name is returned as it is.
+///
+/// ```
+/// use pld_accountant::comparison::{method_title, RDP};
+/// assert_eq!(method_title(RDP), "RDP (Rényi DP)");
+/// assert_eq!(method_title("something_else"), "something_else");
+/// ```
+pub fn method_title(method: &str) -> &str {
+    match method {
+        PLD_UPPER => "PLD upper bound",
+        PLD_LOWER => "PLD lower bound",
+        RDP => "RDP (Rényi DP)",
+        ZCDP => "zCDP",
+        OPTIMAL_COMPOSITION => "optimal composition (Kairouz–Oh–Viswanath)",
+        CLT_ESTIMATE => "CLT estimate (no guarantee)",
+        POISSON_CLAIM => "what Poisson accounting would claim",
+        other => CompositionTheorem::ALL
+            .iter()
+            .find(|t| t.name() == other)
+            .map_or(other, |t| t.title()),
+    }
+}
+
 /// Run every accountant on `spec` at `delta`.
 ///
 /// # Guarantee

@@ -1526,9 +1526,9 @@ fn bad_rows() -> Vec<Bad> {
                 "--preset",
                 "poisson-dp-sgd",
                 "--plot",
-                "compare.png",
+                "compare.pdf",
             ],
-            &["--plot", "compare.png", ".svg"],
+            &["--plot", "compare.pdf", ".svg or .png"],
         ),
         flags(
             &[
@@ -2405,17 +2405,236 @@ fn compare_plot_is_valid_svg_with_axes_and_legend() {
     let texts = svg_texts(&path);
     let has = |t: &str| texts.iter().any(|x| x.contains(t));
     assert!(has("δ") && has("ε"), "axis labels missing: {texts:?}");
+    // People's names in the legend, never the JSON identifiers.
     for method in [
-        "pld_upper",
-        "pld_lower",
-        "rdp",
-        "clt_estimate",
+        "PLD upper bound (publish this)",
+        "PLD lower bound",
+        "RDP (Rényi DP) — upper bound",
+        "CLT estimate (no guarantee)",
         "PLD bracket",
     ] {
         assert!(has(method), "legend lacks {method}: {texts:?}");
     }
+    for identifier in ["pld_upper", "pld_lower", "clt_estimate"] {
+        assert!(!has(identifier), "legend shows {identifier}: {texts:?}");
+    }
+    // The requested δ and the answer at it are marked.
+    let table_upper = stdout
+        .lines()
+        .find(|l| l.starts_with("pld_upper"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .expect("pld_upper row");
+    assert!(has("δ = 1e-5"), "{texts:?}");
+    assert!(has(&format!("ε ≤ {table_upper}")), "{texts:?}");
     // Decade ticks from 1e-12 to 1e-1.
     assert!(has("1e-12") && has("1e-1"), "{texts:?}");
+    // Six points per decade, one path per method, each drawn with its own colour and dash.
+    let svg = std::fs::read_to_string(&path).expect("plot");
+    let document = roxmltree::Document::parse(&svg).expect("XML");
+    let looks: Vec<(String, String, usize)> = document
+        .descendants()
+        .filter(|n| n.has_tag_name("path"))
+        .map(|n| {
+            (
+                n.attribute("stroke").unwrap_or_default().to_string(),
+                n.attribute("stroke-dasharray")
+                    .unwrap_or_default()
+                    .to_string(),
+                n.attribute("d").unwrap_or_default().matches('L').count() + 1,
+            )
+        })
+        .collect();
+    assert_eq!(looks.len(), 4, "{looks:?}");
+    for (i, a) in looks.iter().enumerate() {
+        assert_eq!(a.2, 67, "points of curve {i}: {looks:?}");
+        for b in &looks[i + 1..] {
+            assert!(a.0 != b.0 && a.1 != b.1, "two curves look alike: {looks:?}");
+        }
+    }
+}
+
+/// Width and height of a PNG file, and whether it holds a pixel of colour `rgb`.
+fn png_facts(path: &PathBuf, rgb: [u8; 3]) -> (u32, u32, bool) {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().expect("a PNG header");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut pixels).expect("PNG pixels decode");
+    let channels = info.color_type.samples();
+    let found = pixels[..info.buffer_size()]
+        .chunks(channels)
+        .any(|p| p[..3] == rgb);
+    (info.width, info.height, found)
+}
+
+/// `width` and `height` attributes of an SVG file.
+fn svg_size(path: &PathBuf) -> (f64, f64) {
+    let svg = std::fs::read_to_string(path).expect("plot");
+    let document = roxmltree::Document::parse(&svg).expect("XML");
+    let root = document.root_element();
+    let number = |name: &str| -> f64 {
+        root.attribute(name)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} on <svg>"))
+    };
+    (number("width"), number("height"))
+}
+
+#[test]
+fn png_plots_decode_at_twice_the_svg_size_and_are_deterministic() {
+    for (command, name) in [("tradeoff", "roc"), ("curve", "curve")] {
+        let svg = plot_path(&format!("{name}_for_size.svg"));
+        let png = plot_path(&format!("{name}.png"));
+        let again = plot_path(&format!("{name}_again.png"));
+        for path in [&svg, &png, &again] {
+            run_ok(
+                &[
+                    command,
+                    "--preset",
+                    "poisson-dp-sgd",
+                    "--plot",
+                    path.to_str().unwrap(),
+                ],
+                None,
+            );
+        }
+        svg_texts(&svg);
+        let (width, height) = svg_size(&svg);
+        // The PLD upper bound's colour (#0072b2) is drawn.
+        let (w, h, has_curve) = png_facts(&png, [0x00, 0x72, 0xb2]);
+        assert_eq!((f64::from(w), f64::from(h)), (2.0 * width, 2.0 * height));
+        assert!(
+            has_curve,
+            "{name}.png has no pixel of the upper bound's colour"
+        );
+        let (_, _, has_text) = png_facts(&png, [0, 0, 0]);
+        assert!(has_text, "{name}.png has no black pixel: no text drawn");
+        assert_eq!(
+            std::fs::read(&png).unwrap(),
+            std::fs::read(&again).unwrap(),
+            "{name}.png differs between two runs"
+        );
+    }
+}
+
+/// The README's images exist, decode, and sit next to the command that makes them.
+#[test]
+fn readme_images_are_made_by_the_commands_beside_them() {
+    let readme = std::fs::read_to_string("README.md").expect("README.md");
+    for (image, command) in [
+        (
+            "docs/compare_dp_sgd.svg",
+            "pld compare --preset mnist-dp-sgd --plot docs/compare_dp_sgd.svg",
+        ),
+        (
+            "docs/epsilon_over_epochs.png",
+            "pld curve --preset mnist-dp-sgd --over epochs --plot docs/epsilon_over_epochs.png",
+        ),
+        (
+            "docs/tradeoff_roc.png",
+            "pld tradeoff --noise-multiplier 1 --sampling-rate 0.01 --steps 10000 --plot \
+             docs/tradeoff_roc.png",
+        ),
+    ] {
+        assert!(
+            readme.contains(&format!("]({image})")),
+            "README lacks {image}"
+        );
+        assert!(readme.contains(command), "README lacks `{command}`");
+        let path = PathBuf::from(image);
+        if image.ends_with(".png") {
+            let (width, height, has_curve) = png_facts(&path, [0x00, 0x72, 0xb2]);
+            assert!(width == 1800 && height > 1000 && has_curve, "{image}");
+        } else {
+            svg_texts(&path);
+        }
+    }
+}
+
+#[test]
+fn epsilon_over_epochs_is_confirmed_by_pld_epsilon() {
+    let flags = [
+        "--noise-multiplier",
+        "1.1",
+        "--batch-size",
+        "256",
+        "--dataset-size",
+        "60000",
+    ];
+    let path = plot_path("epochs.png");
+    let args: Vec<&str> = ["curve"]
+        .iter()
+        .copied()
+        .chain(flags)
+        .chain([
+            "--epochs",
+            "3",
+            "--over",
+            "epochs",
+            "--delta",
+            "1e-5",
+            "--format",
+            "json",
+            "--plot",
+            path.to_str().unwrap(),
+        ])
+        .collect();
+    let json = run_json(&args, None);
+    assert_eq!(json["over"], "epochs");
+    assert_eq!(json["count_unit"], "steps");
+    let points = json["points"].as_array().expect("points");
+    let got: Vec<(f64, u64)> = points
+        .iter()
+        .map(|p| (p["epochs"].as_f64().unwrap(), p["count"].as_u64().unwrap()))
+        .collect();
+    // ⌈E · 60000 / 256⌉ steps after E epochs.
+    assert_eq!(got, [(1.0, 235), (2.0, 469), (3.0, 704)]);
+    let mut previous = 0.0;
+    for (p, epochs) in points.iter().zip(["1", "2", "3"]) {
+        let upper = p["epsilon"]["upper"].as_f64().unwrap();
+        let lower = p["epsilon"]["lower"].as_f64().unwrap();
+        assert!(lower <= upper && upper > previous, "{p}");
+        previous = upper;
+        let confirm: Vec<&str> = ["epsilon"]
+            .iter()
+            .copied()
+            .chain(flags)
+            .chain(["--epochs", epochs, "--delta", "1e-5", "--format", "json"])
+            .collect();
+        let answer = run_json(&confirm, None);
+        assert_eq!(
+            answer["epsilon"]["upper"].as_f64(),
+            Some(upper),
+            "{epochs} epochs"
+        );
+        assert_eq!(
+            answer["epsilon"]["lower"].as_f64(),
+            Some(lower),
+            "{epochs} epochs"
+        );
+    }
+    let (width, _, has_curve) = png_facts(&path, [0x00, 0x72, 0xb2]);
+    assert!(width == 1800 && has_curve);
+    // A composition of two events has no epochs.
+    let output = pld()
+        .args([
+            "curve",
+            "--spec",
+            "tests/cli_fixtures/mixed.json",
+            "--over",
+            "epochs",
+            "--delta",
+            "1e-5",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--over") && stderr.contains("events"),
+        "{stderr}"
+    );
 }
 
 #[test]

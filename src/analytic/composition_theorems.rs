@@ -267,6 +267,19 @@ impl CompositionTheorem {
         }
     }
 
+    /// Name for people (legends, reports).
+    pub fn title(self) -> &'static str {
+        match self {
+            CompositionTheorem::Basic => "basic composition",
+            CompositionTheorem::AdvancedDworkRothblumVadhan => {
+                "advanced composition (Dwork–Rothblum–Vadhan)"
+            }
+            CompositionTheorem::AdvancedTanh => "advanced composition (tanh form)",
+            CompositionTheorem::KairouzOhViswanath => "Kairouz–Oh–Viswanath closed form",
+            CompositionTheorem::ViaZcdp => "composition through zCDP",
+        }
+    }
+
     /// Upper bound on ε at total δ for the composition of `events` ((guarantee, count)).
     ///
     /// See the module documentation for the formulas and conventions. Returns +∞ when the

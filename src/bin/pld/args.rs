@@ -244,8 +244,8 @@ pub struct CompareArgs {
     pub accuracy: AccuracyArgs,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// Also draw ε(δ) of every method for δ from 1e-12 to 1e-1 as an SVG file.
-    #[arg(long, value_name = "FILE.svg")]
+    /// Also draw ε(δ) of every method for δ from 1e-12 to 1e-1: SVG or PNG by the extension.
+    #[arg(long, value_name = "FILE.svg|FILE.png")]
     pub plot: Option<String>,
 }
 
@@ -270,13 +270,27 @@ pub struct CurveArgs {
         allow_hyphen_values = true
     )]
     pub epsilons: Option<Vec<f64>>,
+    /// Instead of a list of δ: ε at one δ (--delta) after each epoch of a training run (one
+    /// event repeated; an epoch is 1/q steps of Poisson sampling at rate q).
+    #[arg(long, value_enum, conflicts_with_all = ["deltas", "epsilons"])]
+    pub over: Option<Over>,
+    /// The δ of --over (default: the preset's).
+    #[arg(long, allow_hyphen_values = true, requires = "over")]
+    pub delta: Option<f64>,
     #[command(flatten)]
     pub accuracy: AccuracyArgs,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// Also draw the curve (the PLD bracket shaded) as an SVG file.
-    #[arg(long, value_name = "FILE.svg")]
+    /// Also draw the curve (the PLD bracket shaded): SVG or PNG by the file's extension.
+    #[arg(long, value_name = "FILE.svg|FILE.png")]
     pub plot: Option<String>,
+}
+
+/// What `pld curve --over` follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Over {
+    /// ε after each epoch (pass over the data).
+    Epochs,
 }
 
 #[derive(Debug, Args)]
@@ -296,8 +310,8 @@ pub struct TradeoffArgs {
     pub accuracy: AccuracyArgs,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// Also draw the ROC curve (TPR against FPR, log-log, the bracket shaded) as an SVG file.
-    #[arg(long, value_name = "FILE.svg")]
+    /// Also draw the ROC curve (TPR against FPR, log-log, the bracket shaded): SVG or PNG.
+    #[arg(long, value_name = "FILE.svg|FILE.png")]
     pub plot: Option<String>,
 }
 

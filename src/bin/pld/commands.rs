@@ -10,6 +10,8 @@ use crate::compare::{self, CompareReport};
 use crate::curve::{self, CurveReport, Query};
 use crate::echo::Echoed;
 use crate::input::{Input, SpecText};
+use crate::over_epochs::OverEpochsReport;
+use crate::plot;
 use crate::progress::Progress;
 use crate::render::{self, number, PresetList};
 use crate::tradeoff::TradeoffReport;
@@ -17,7 +19,6 @@ use pld_accountant::{
     spec::presets, Accountant, AccountantOptions, CalibrationProblem, Error, Tolerance,
     MIN_MEMORY_BUDGET,
 };
-use std::path::{Path, PathBuf};
 
 /// A failed command: the one-line message and the exit code.
 #[derive(Debug)]
@@ -100,7 +101,7 @@ fn delta(a: DeltaArgs, progress: &Progress) -> Result<String, Failure> {
 }
 
 fn compare(a: CompareArgs, progress: &Progress) -> Result<String, Failure> {
-    let plot_file = plot_target(a.plot.as_deref())?;
+    let plot_file = plot::file::target(a.plot.as_deref())?;
     let input = read(&a.spec, progress)?;
     let delta = input.delta(a.delta)?;
     if a.delta.is_none() {
@@ -113,10 +114,9 @@ fn compare(a: CompareArgs, progress: &Progress) -> Result<String, Failure> {
         let _task = progress.task(format!("every method at δ = {delta:e}"), 0);
         CompareReport::new(&input.spec, delta, options, &input)?
     };
-    if let Some(path) = plot_file {
-        let title = format!("ε(δ) of every method: {}", input.source);
-        let plot = compare::plot(&input.spec, options, &title, progress)?;
-        write_plot(&path, &plot.svg(), progress)?;
+    if let Some(file) = plot_file {
+        let plot = compare::plot(&input.spec, options, &report, progress)?;
+        file.write(&plot.svg(), progress)?;
     }
     Ok(render::render(
         &Echoed {
@@ -128,7 +128,10 @@ fn compare(a: CompareArgs, progress: &Progress) -> Result<String, Failure> {
 }
 
 fn curve(a: CurveArgs, progress: &Progress) -> Result<String, Failure> {
-    let plot_file = plot_target(a.plot.as_deref())?;
+    let plot_file = plot::file::target(a.plot.as_deref())?;
+    if a.over.is_some() {
+        return over_epochs(a, plot_file, progress);
+    }
     let (query, values) = match (a.deltas, a.epsilons) {
         (_, Some(epsilons)) => (Query::DeltaForEpsilon, epsilons),
         (Some(deltas), None) => (Query::EpsilonForDelta, deltas),
@@ -142,9 +145,32 @@ fn curve(a: CurveArgs, progress: &Progress) -> Result<String, Failure> {
     };
     let accountant = Accountant::new(&input.spec, options(&a.accuracy, target, progress)?)?;
     let report = CurveReport::new(&accountant, query, &values, &input, progress)?;
-    if let Some(path) = plot_file {
-        let title = format!("privacy curve: {}", input.source);
-        write_plot(&path, &report.plot(&title).svg(), progress)?;
+    if let Some(file) = plot_file {
+        let dense = curve::plot_values(query, &values);
+        let plotted = CurveReport::new(&accountant, query, &dense, &input, progress)?;
+        file.write(&plotted.plot().svg(), progress)?;
+    }
+    Ok(render::render(
+        &Echoed {
+            report: &report,
+            inputs: &input.inputs,
+        },
+        a.output.format,
+    ))
+}
+
+/// `pld curve --over epochs`.
+fn over_epochs(
+    a: CurveArgs,
+    plot_file: Option<plot::file::PlotFile>,
+    progress: &Progress,
+) -> Result<String, Failure> {
+    let input = read(&a.spec, progress)?;
+    let delta = input.delta(a.delta)?;
+    let options = options(&a.accuracy, Target::Epsilon, progress)?;
+    let report = OverEpochsReport::new(&input, delta, options, progress)?;
+    if let Some(file) = plot_file {
+        file.write(&report.plot().svg(), progress)?;
     }
     Ok(render::render(
         &Echoed {
@@ -156,7 +182,7 @@ fn curve(a: CurveArgs, progress: &Progress) -> Result<String, Failure> {
 }
 
 fn tradeoff(a: TradeoffArgs, progress: &Progress) -> Result<String, Failure> {
-    let plot_file = plot_target(a.plot.as_deref())?;
+    let plot_file = plot::file::target(a.plot.as_deref())?;
     let alphas = a
         .alphas
         .unwrap_or_else(pld_accountant::tradeoff::default_alphas);
@@ -170,10 +196,8 @@ fn tradeoff(a: TradeoffArgs, progress: &Progress) -> Result<String, Failure> {
         let _task = progress.task("trade-off curve", 0);
         TradeoffReport::new(&accountant, &alphas, plot_file.is_some(), &input)?
     };
-    if let Some(path) = plot_file {
-        let title = format!("membership-inference ROC: {}", input.source);
-        let plot = crate::tradeoff::plot(&plotted, &title);
-        write_plot(&path, &plot.svg(), progress)?;
+    if let Some(file) = plot_file {
+        file.write(&crate::tradeoff::plot(&report, &plotted).svg(), progress)?;
     }
     Ok(render::render(
         &Echoed {
@@ -358,46 +382,4 @@ fn options(
         options.memory_budget_bytes() >> 20
     ));
     Ok(options)
-}
-
-/// Check `--plot FILE.svg` before any work: an `.svg` name in a directory that exists.
-fn plot_target(path: Option<&str>) -> Result<Option<PathBuf>, Error> {
-    let Some(path) = path else {
-        return Ok(None);
-    };
-    let file = PathBuf::from(path);
-    let is_svg = file
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
-    if !is_svg {
-        return Err(Error::invalid("--plot", path, "a file name ending in .svg"));
-    }
-    let directory = match file.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !directory.is_dir() {
-        return Err(Error::invalid(
-            "--plot",
-            path,
-            &format!(
-                "a file in an existing directory ({} is not one)",
-                directory.display()
-            ),
-        ));
-    }
-    if file.is_dir() || path.ends_with('/') || path.ends_with(std::path::MAIN_SEPARATOR) {
-        return Err(Error::invalid("--plot", path, "a file, not a directory"));
-    }
-    Ok(Some(file))
-}
-
-/// Write the SVG; a failure here (after the work) is exit code 1.
-fn write_plot(path: &Path, svg: &str, progress: &Progress) -> Result<(), Failure> {
-    std::fs::write(path, svg).map_err(|e| Failure {
-        message: format!("cannot write --plot {}: {e}", path.display()),
-        code: 1,
-    })?;
-    progress.note(format!("plot written to {}", path.display()));
-    Ok(())
 }

@@ -1,10 +1,10 @@
 //! `pld compare`: every accountant on one composition at one δ, and ε(δ) of each for the plot.
 
 use crate::input::Input;
-use crate::plot_svg::{Axis, Band, Plot, Scale, Series, Style};
+use crate::plot::{Axis, Band, Marker, Plot, Scale, Series};
 use crate::progress::Progress;
 use crate::render::number;
-use pld_accountant::comparison::{NotApplicableRow, PLD_LOWER, PLD_UPPER};
+use pld_accountant::comparison::{method_title, NotApplicableRow, PLD_LOWER, PLD_UPPER};
 use pld_accountant::{compare, AccountantOptions, CompositionSpec, Error, Kind};
 use serde::Serialize;
 
@@ -93,21 +93,25 @@ fn ratio(epsilon: f64, reference: f64) -> Option<f64> {
 /// One method's name, kind and (δ, ε) points.
 type MethodCurve = (String, Kind, Vec<(f64, f64)>);
 
-/// The δ values of the plot: half decades from 1e-12 to 1e-1.
+/// Points per decade of δ in the plot.
+const PLOT_POINTS_PER_DECADE: i32 = 6;
+
+/// The δ values of the plot: six per decade from 1e-12 to 1e-1 (67 values).
 pub fn plot_deltas() -> Vec<f64> {
-    (0..=22)
-        .map(|k| 10f64.powf(-12.0 + 0.5 * k as f64))
+    (0..=11 * PLOT_POINTS_PER_DECADE)
+        .map(|k| 10f64.powf(-12.0 + f64::from(k) / f64::from(PLOT_POINTS_PER_DECADE)))
         .collect()
 }
 
-/// ε(δ) of every method for δ from 1e-12 to 1e-1, the PLD bracket shaded.
+/// ε(δ) of every method for δ from 1e-12 to 1e-1, the PLD bracket shaded, the requested δ
+/// and the answer at it marked (`report`).
 ///
 /// # Errors
 /// As [`compare`].
 pub fn plot(
     spec: &CompositionSpec,
     options: AccountantOptions,
-    title: &str,
+    report: &CompareReport,
     progress: &Progress,
 ) -> Result<Plot, Error> {
     let deltas = plot_deltas();
@@ -147,43 +151,87 @@ pub fn plot(
         })
         .collect();
     let mut plot = Plot::new(
-        title,
+        &format!("ε(δ) of every method (requested δ = {:e})", report.delta),
+        &subtitle(&report.source, report.about.as_deref()),
         Axis::new("δ", Scale::Log10).range(1e-12, 1e-1),
         Axis::new("ε", Scale::Linear).starting_at_zero(),
     );
     if !band.is_empty() {
+        let widest = band
+            .iter()
+            .map(|&(_, lo, hi)| hi - lo)
+            .filter(|w| w.is_finite())
+            .fold(0.0, f64::max);
+        plot.notes.push(format!(
+            "The PLD bracket (shaded, between the PLD bounds) is at most {} wide in ε: the \
+             truth lies inside it.",
+            number::upper(widest)
+        ));
         plot.bands.push(Band {
             name: "PLD bracket (guaranteed)".into(),
             points: band,
             color: 0,
         });
     }
-    let mut next_color = 1;
+    let mut others = 2;
     for (method, kind, points) in series {
-        let (style, color_index) = match method.as_str() {
-            PLD_UPPER => (Style::Solid, 0),
-            PLD_LOWER => (Style::Dashed, 0),
+        let title = method_title(&method);
+        let curve = match method.as_str() {
+            PLD_UPPER => Series::nth(0, &format!("{title} (publish this)"), points),
+            PLD_LOWER => Series {
+                color: 5,
+                ..Series::nth(1, title, points)
+            },
             _ => {
-                next_color += 1;
-                let style = match kind {
-                    Kind::Estimate => Style::Dotted,
-                    Kind::LowerBound => Style::Dashed,
-                    Kind::UpperBound => Style::Solid,
-                };
-                (style, next_color - 1)
+                // A colour and a dash pattern of its own, never the PLD bounds' blues.
+                while [0, 5].contains(&(others % 11)) {
+                    others += 1;
+                }
+                others += 1;
+                Series::nth(
+                    others - 1,
+                    &format!("{title}{}", kind_suffix(title, kind)),
+                    points,
+                )
             }
         };
-        plot.series.push(Series {
-            name: method.to_string(),
-            points,
-            style,
-            color: color_index,
+        plot.series.push(curve);
+    }
+    plot.markers.push(Marker::Vertical {
+        x: report.delta,
+        label: format!("δ = {:e}", report.delta),
+    });
+    if let Some(row) = report.rows.iter().find(|r| r.method == PLD_UPPER) {
+        plot.markers.push(Marker::Point {
+            x: report.delta,
+            y: row.epsilon,
+            label: format!("ε ≤ {}", number::upper(row.epsilon)),
         });
     }
-    plot.legend_notes = vec![
-        "solid: upper bound".into(),
-        "dashed: lower bound".into(),
-        "dotted: estimate (no guarantee)".into(),
-    ];
+    plot.notes.push(
+        "Upper and lower bounds are guaranteed; an estimate is neither. Each curve has its own \
+         colour and dash pattern."
+            .into(),
+    );
     Ok(plot)
+}
+
+/// ", upper bound" and so on, unless the method's title already says what it is.
+fn kind_suffix(title: &str, kind: Kind) -> &'static str {
+    if title.contains("bound") || title.contains("estimate") || title.contains("claim") {
+        return "";
+    }
+    match kind {
+        Kind::UpperBound => " — upper bound",
+        Kind::LowerBound => " — lower bound",
+        Kind::Estimate => " — estimate (no guarantee)",
+    }
+}
+
+/// The plot's subtitle: what was accounted, and the preset's description.
+pub fn subtitle(source: &str, about: Option<&str>) -> String {
+    match about {
+        Some(about) => format!("{source}: {about}"),
+        None => source.to_string(),
+    }
 }

@@ -1,8 +1,10 @@
 //! `pld curve`: the PLD bracket on ε for a list of δ, or on δ for a list of ε.
 
+use crate::compare::subtitle;
 use crate::input::Input;
-use crate::plot_svg::{Axis, Band, Plot, Scale, Series, Style};
+use crate::plot::{Axis, Band, Plot, Scale, Series};
 use crate::progress::Progress;
+use crate::render::number;
 use pld_accountant::{Accountant, DeltaAnswer, EpsilonAnswer, Error};
 use serde::Serialize;
 
@@ -45,6 +47,37 @@ pub struct CurveReport {
     /// The preset's description.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub about: Option<String>,
+}
+
+/// The values a plot of the curve is drawn through: the requested ones and, between the
+/// smallest and the largest, six per decade of δ (log-spaced) or 60 steps of ε, so that the
+/// plotted curve is smooth even when few values were asked for.
+pub fn plot_values(query: Query, values: &[f64]) -> Vec<f64> {
+    let finite: Vec<f64> = values
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite() && (query == Query::DeltaForEpsilon || *v > 0.0))
+        .collect();
+    let mut all = values.to_vec();
+    if let (Some(lo), Some(hi)) = (
+        finite.iter().copied().reduce(f64::min),
+        finite.iter().copied().reduce(f64::max),
+    ) {
+        match query {
+            Query::EpsilonForDelta => {
+                let decades = (hi / lo).log10();
+                let steps = ((decades * 6.0).ceil() as usize).min(MAX_POINTS / 2);
+                all.extend((1..steps).map(|k| lo * (hi / lo).powf(k as f64 / steps as f64)));
+            }
+            Query::DeltaForEpsilon => {
+                let steps = 60;
+                all.extend((1..steps).map(|k| lo + (hi - lo) * k as f64 / steps as f64));
+            }
+        }
+    }
+    all.sort_by(f64::total_cmp);
+    all.dedup();
+    all
 }
 
 /// Check the requested values before any work.
@@ -126,9 +159,10 @@ impl CurveReport {
     }
 
     /// The curve with its bracket shaded: ε against δ (log), or δ (log) against ε.
-    pub fn plot(&self, title: &str) -> Plot {
-        let (x, y, brackets): (Axis, Axis, Vec<(f64, f64, f64)>) = match &self.points {
+    pub fn plot(&self) -> Plot {
+        let (title, x, y, brackets): (&str, Axis, Axis, Vec<(f64, f64, f64)>) = match &self.points {
             Points::Epsilon(answers) => (
+                "Privacy curve: ε for each δ",
                 Axis::new("δ", Scale::Log10),
                 Axis::new("ε", Scale::Linear).starting_at_zero(),
                 answers
@@ -137,6 +171,7 @@ impl CurveReport {
                     .collect(),
             ),
             Points::Delta(answers) => (
+                "Privacy curve: δ for each ε",
                 Axis::new("ε", Scale::Linear),
                 Axis::new("δ", Scale::Log10),
                 answers
@@ -147,24 +182,41 @@ impl CurveReport {
         };
         let mut brackets = brackets;
         brackets.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut plot = Plot::new(title, x, y);
-        plot.bands.push(Band {
-            name: "PLD bracket (guaranteed)".into(),
-            points: brackets.clone(),
-            color: 0,
-        });
-        plot.series.push(Series {
-            name: "PLD upper bound".into(),
-            points: brackets.iter().map(|&(x, _, hi)| (x, hi)).collect(),
-            style: Style::Solid,
-            color: 0,
-        });
-        plot.series.push(Series {
-            name: "PLD lower bound".into(),
-            points: brackets.iter().map(|&(x, lo, _)| (x, lo)).collect(),
-            style: Style::Dashed,
-            color: 0,
-        });
+        let mut plot = Plot::new(title, &subtitle(&self.source, self.about.as_deref()), x, y);
+        bracket_series(&mut plot, brackets);
         plot
     }
+}
+
+/// The PLD bracket as a shaded band between the upper bound (solid) and the lower bound
+/// (dashed, lighter), with a note on its width.
+pub fn bracket_series(plot: &mut Plot, brackets: Vec<(f64, f64, f64)>) {
+    plot.series.push(Series::nth(
+        0,
+        "PLD upper bound (publish this)",
+        brackets.iter().map(|&(x, _, hi)| (x, hi)).collect(),
+    ));
+    plot.series.push(Series {
+        color: 5,
+        ..Series::nth(
+            1,
+            "PLD lower bound",
+            brackets.iter().map(|&(x, lo, _)| (x, lo)).collect(),
+        )
+    });
+    let widest = brackets
+        .iter()
+        .map(|&(_, lo, hi)| hi - lo)
+        .filter(|w| w.is_finite())
+        .fold(0.0, f64::max);
+    plot.notes.push(format!(
+        "The bracket (shaded) is at most {} wide: the truth lies inside it; both ends are \
+         guaranteed.",
+        number::upper(widest)
+    ));
+    plot.bands.push(Band {
+        name: "PLD bracket (guaranteed)".into(),
+        points: brackets,
+        color: 0,
+    });
 }

@@ -1,7 +1,9 @@
 //! `pld tradeoff`: the certified membership-inference trade-off, and its ROC plot.
 
+use crate::compare::subtitle;
 use crate::input::Input;
-use crate::plot_svg::{Axis, Band, Plot, Scale, Series, Style};
+use crate::plot::{Axis, Band, Marker, Plot, Scale, Series};
+use crate::render::number;
 use pld_accountant::tradeoff::{self, Tradeoff, TradeoffPoint};
 use pld_accountant::{Accountant, Error};
 use serde::Serialize;
@@ -54,14 +56,16 @@ impl TradeoffReport {
 
 /// The ROC curve on log-log axes: TPR against FPR, the certified region shaded between the
 /// largest TPR any attack can reach (1 − β lower bound, the guarantee) and the smallest that
-/// value can be; the diagonal of random guessing for reference.
-pub fn plot(curve: &[TradeoffPoint], title: &str) -> Plot {
+/// value can be; the diagonal of random guessing for reference; the guaranteed TPR at FPR
+/// 1e-3, 1e-2 and 1e-1 marked.
+pub fn plot(report: &TradeoffReport, curve: &[TradeoffPoint]) -> Plot {
     let points: Vec<(f64, f64, f64)> = curve
         .iter()
         .map(|p| (p.alpha, 1.0 - p.beta.upper, 1.0 - p.beta.lower))
         .collect();
     let mut plot = Plot::new(
-        title,
+        "Membership-inference risk: the best attack's TPR at each FPR",
+        &subtitle(&report.source, report.about.as_deref()),
         Axis::new("false-positive rate α (FPR)", Scale::Log10).range(PLOT_SMALLEST_FPR, 1.0),
         Axis::new("true-positive rate 1 − β (TPR)", Scale::Log10),
     );
@@ -70,23 +74,43 @@ pub fn plot(curve: &[TradeoffPoint], title: &str) -> Plot {
         points: points.clone(),
         color: 0,
     });
+    plot.series.push(Series::nth(
+        0,
+        "best attack's TPR, at most (the guarantee)",
+        points.iter().map(|&(a, _, hi)| (a, hi)).collect(),
+    ));
+    plot.series.push(Series::nth(
+        1,
+        "best attack's TPR, at least",
+        points.iter().map(|&(a, lo, _)| (a, lo)).collect(),
+    ));
     plot.series.push(Series {
-        name: "best attack, at most (guarantee)".into(),
-        points: points.iter().map(|&(a, _, hi)| (a, hi)).collect(),
-        style: Style::Solid,
-        color: 0,
+        color: 10,
+        ..Series::nth(
+            2,
+            "random guess (TPR = FPR)",
+            vec![(PLOT_SMALLEST_FPR, PLOT_SMALLEST_FPR), (1.0, 1.0)],
+        )
     });
-    plot.series.push(Series {
-        name: "best attack, at least".into(),
-        points: points.iter().map(|&(a, lo, _)| (a, lo)).collect(),
-        style: Style::Dashed,
-        color: 1,
-    });
-    plot.series.push(Series {
-        name: "random guess (TPR = FPR)".into(),
-        points: vec![(PLOT_SMALLEST_FPR, PLOT_SMALLEST_FPR), (1.0, 1.0)],
-        style: Style::Dotted,
-        color: 6,
-    });
+    for t in &report.curve.tpr_at_fpr {
+        plot.markers.push(Marker::Point {
+            x: t.fpr,
+            y: t.tpr.upper,
+            label: format!("TPR ≤ {}", number::upper(t.tpr.upper)),
+        });
+    }
+    let at: Vec<String> = report
+        .curve
+        .tpr_at_fpr
+        .iter()
+        .map(|t| format!("{} at FPR {:e}", number::upper(t.tpr.upper), t.fpr))
+        .collect();
+    plot.notes
+        .push(format!("Marked: TPR at most {}.", at.join(", ")));
+    plot.notes.push(format!(
+        "Advantage max(TPR − FPR) ≤ {}. No membership-inference attack on this release does \
+         better than the solid curve.",
+        number::upper(report.curve.advantage.upper)
+    ));
     plot
 }

@@ -10,6 +10,7 @@ mod curve;
 mod ledger;
 mod markdown;
 pub mod number;
+mod over_epochs;
 mod presets;
 mod text_table;
 mod tradeoff;

@@ -48,6 +48,16 @@ pub fn input(x: f64) -> String {
     }
 }
 
+/// A count that may be fractional (epochs): whole numbers as integers, others to six
+/// significant digits.
+pub fn epochs(x: f64) -> String {
+    if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        significant(x, 6)
+    }
+}
+
 /// Three significant digits in scientific notation (widths, grid steps).
 pub fn short(x: f64) -> String {
     if x.is_finite() {
