@@ -164,11 +164,23 @@ impl crate::bound::Bound {
     /// assert_eq!(Bound::Upper.text(9.87654321e-6), "9.876544e-6");
     /// ```
     pub fn text(self, x: f64) -> String {
+        self.text_with_decimals(x, DEFAULT_DECIMALS)
+    }
+
+    /// As [`Bound::text`] with `decimals` decimals (at most 30), for compact tables.
+    ///
+    /// ```
+    /// use pld_accountant::Bound;
+    ///
+    /// assert_eq!(Bound::Upper.text_with_decimals(2.38261, 3), "2.383");
+    /// assert_eq!(Bound::Lower.text_with_decimals(2.38261, 3), "2.382");
+    /// ```
+    pub fn text_with_decimals(self, x: f64, decimals: usize) -> String {
         let rounding = match self {
             crate::bound::Bound::Upper => Rounding::Up,
             crate::bound::Bound::Lower => Rounding::Down,
         };
-        number(x, DEFAULT_DECIMALS, rounding)
+        number(x, decimals.min(MAX_DECIMALS), rounding)
     }
 }
 

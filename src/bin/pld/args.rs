@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     version,
     about,
     long_about = None,
-    after_help = "Examples:\n  pld compare --preset mnist-dp-sgd\n  pld epsilon --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 --epochs 60 --delta 1e-5\n  pld curve --spec training.json --plot curve.svg\n  pld calibrate --spec dp_sgd_sigma.json --epsilon 2 --delta 1e-5\n  pld presets"
+    after_help = "Examples:\n  pld compare --preset mnist-dp-sgd\n  pld epsilon --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 --epochs 60 --delta 1e-5\n  pld curve --spec training.json --plot curve.svg\n  pld calibrate --spec dp_sgd_sigma.json --epsilon 2 --delta 1e-5\n  pld sweep --x noise-multiplier=0.5..2:16 --y epochs=5..100:20 --batch-size 256 --dataset-size 60000 --delta 1e-5\n  pld presets"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -53,7 +53,7 @@ pub enum Command {
     ///
     /// Example: pld curve --preset poisson-dp-sgd --deltas 1e-3,1e-5,1e-7
     #[command(
-        after_help = "Examples:\n  pld curve --preset poisson-dp-sgd                   (ε for δ = 1e-1, 1e-2, ..., 1e-12)\n  pld curve --spec training.json --epsilons 0.5,1,2,4 --format csv\n  pld curve --preset mnist-dp-sgd --plot curve.svg"
+        after_help = "Examples:\n  pld curve --preset poisson-dp-sgd                   (ε for δ = 1e-1, 1e-2, ..., 1e-12)\n  pld curve --spec training.json --epsilons 0.5,1,2,4 --format csv\n  pld curve --preset mnist-dp-sgd --plot curve.svg\n  pld curve --preset mnist-dp-sgd --over epochs --plot epsilon_over_epochs.png"
     )]
     Curve(CurveArgs),
     /// Membership-inference risk: the guaranteed bracket on the trade-off curve β(α) (the
@@ -74,6 +74,10 @@ pub enum Command {
         after_help = "With DP-SGD flags, --solve names what to find and the answer is in those words:\n  --solve noise-multiplier   the smallest noise multiplier (leave out --noise-multiplier)\n  --solve epochs             the most whole epochs (leave out --epochs and --steps)\n  --solve steps              the most steps (leave out --steps and --epochs)\n  --solve batch-size         the largest expected batch size (Poisson; leave out\n                             --batch-size; needs --dataset-size and --steps)\nFor example, how many epochs of MNIST-sized DP-SGD fit in ε = 8:\n  pld calibrate --solve epochs --noise-multiplier 1 --batch-size 600 --dataset-size 60000 --epsilon 8 --delta 1e-5\n\nThe specification is an ordinary one with exactly one field written null, the one to\ncalibrate: the noise (\"sigma\" of gaussian, discrete_gaussian, mixture_of_gaussians;\n\"scale\" of laplace, discrete_laplace), a \"count\", or a Poisson sampling rate\n(\"sampling\": {\"poisson\": null}). For example, dp_sgd_sigma.json:\n\n  {\"events\": [{\"mechanism\": \"gaussian\", \"sigma\": null,\n               \"sampling\": {\"poisson\": 0.01}, \"count\": 1000}]}\n\nThe value printed meets the target by the PLD upper bound on ε, re-verified by a fresh\naccountant call; the nearest value found to miss it is printed beside it.\n\nExamples:\n  pld calibrate --spec dp_sgd_sigma.json --epsilon 2 --delta 1e-5\n  pld calibrate --spec dp_sgd_steps.json --epsilon 8 --delta 1e-5 --format json\n  pld presets mnist-dp-sgd > spec.json   (a starting point: write one field as null)"
     )]
     Calibrate(CalibrateArgs),
+    #[command(
+        after_help = "An axis is NAME=START..END:COUNT (COUNT evenly spaced values, ends included),\nNAME=START..END:COUNT:log (evenly spaced on a log scale) or NAME=V1,V2,...; NAME is a\nDP-SGD flag: noise-multiplier, sigma, sampling-rate, batch-size, dataset-size, steps,\nepochs or max-grad-norm. The other DP-SGD flags are held fixed. Every cell is an\nindependent accountant run (in parallel); the table shows the guaranteed ε upper bound.\n\nExamples:\n  pld sweep --x noise-multiplier=0.5..2:20 --y epochs=1..100:20 --batch-size 256 --dataset-size 60000 --delta 1e-5\n  pld sweep --x sampling-rate=1e-3..1e-1:10:log --y noise-multiplier=0.8,1,1.2 --steps 10000 --delta 1e-5 --plot sweep.png\n  pld sweep --x noise-multiplier=0.6..1.6:11 --y epochs=10,20,50 --batch-size 512 --dataset-size 50000 --delta 1e-5 --format csv"
+    )]
+    Sweep(SweepArgs),
     /// The built-in examples for --preset, one line each; with a NAME, its specification.
     ///
     /// Example: pld presets mnist-dp-sgd > training.json
@@ -291,6 +295,28 @@ pub struct CurveArgs {
 pub enum Over {
     /// ε after each epoch (pass over the data).
     Epochs,
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// The parameter across (table columns): NAME=START..END:COUNT[:log] or NAME=V1,V2,...
+    #[arg(long, value_name = "NAME=VALUES")]
+    pub x: String,
+    /// The parameter down (table rows), in the same form.
+    #[arg(long, value_name = "NAME=VALUES")]
+    pub y: String,
+    /// Target δ, in (0, 1).
+    #[arg(long, allow_hyphen_values = true)]
+    pub delta: f64,
+    #[command(flatten)]
+    pub accuracy: AccuracyArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Also draw the grid as a heatmap of the ε upper bound: SVG or PNG by the extension.
+    #[arg(long, value_name = "FILE.svg|FILE.png")]
+    pub plot: Option<String>,
 }
 
 #[derive(Debug, Args)]

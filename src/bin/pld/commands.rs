@@ -3,7 +3,7 @@
 
 use crate::args::{
     AccuracyArgs, CalibrateArgs, Command, CompareArgs, CurveArgs, DeltaArgs, EpsilonArgs,
-    PresetsArgs, TradeoffArgs,
+    PresetsArgs, SweepArgs, TradeoffArgs,
 };
 use crate::calibrate::{self, CalibrationReport};
 use crate::compare::{self, CompareReport};
@@ -14,6 +14,7 @@ use crate::over_epochs::OverEpochsReport;
 use crate::plot;
 use crate::progress::Progress;
 use crate::render::{self, number, PresetList};
+use crate::sweep::{self, SweepReport};
 use crate::tradeoff::TradeoffReport;
 use pld_accountant::{
     spec::presets, Accountant, AccountantOptions, CalibrationProblem, Error, Tolerance,
@@ -59,6 +60,7 @@ pub fn run(command: Command, progress: &Progress) -> Result<String, Failure> {
         Command::Curve(a) => curve(a, progress),
         Command::Tradeoff(a) => tradeoff(a, progress),
         Command::Calibrate(a) => calibrate(a, progress),
+        Command::Sweep(a) => sweep(a, progress),
         Command::Presets(a) => presets(a),
         Command::Ledger(c) => crate::ledger::run(c, progress),
     }
@@ -179,6 +181,21 @@ fn over_epochs(
         },
         a.output.format,
     ))
+}
+
+fn sweep(a: SweepArgs, progress: &Progress) -> Result<String, Failure> {
+    let plot_file = plot::file::target(a.plot.as_deref())?;
+    let x = sweep::parse_axis("--x", &a.x)?;
+    let y = sweep::parse_axis("--y", &a.y)?;
+    if !(a.delta > 0.0 && a.delta < 1.0) {
+        return Err(Error::invalid("--delta", a.delta, "a number in (0, 1)").into());
+    }
+    let options = options(&a.accuracy, Target::Epsilon, progress)?;
+    let report = SweepReport::new(&a.spec, x, y, a.delta, options, progress)?;
+    if let Some(file) = plot_file {
+        file.write(&report.heatmap().svg(), progress)?;
+    }
+    Ok(render::render(&report, a.output.format))
 }
 
 fn tradeoff(a: TradeoffArgs, progress: &Progress) -> Result<String, Failure> {

@@ -19,6 +19,7 @@ mod parallel;
 mod plot;
 mod progress;
 mod render;
+mod sweep;
 mod tradeoff;
 mod usage_error;
 

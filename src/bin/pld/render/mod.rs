@@ -12,6 +12,7 @@ mod markdown;
 pub mod number;
 mod over_epochs;
 mod presets;
+mod sweep;
 mod text_table;
 mod tradeoff;
 
