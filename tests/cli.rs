@@ -2520,6 +2520,29 @@ fn png_plots_decode_at_twice_the_svg_size_and_are_deterministic() {
     }
 }
 
+#[test]
+fn golden_epsilon_over_epochs_table() {
+    let args = [
+        "curve",
+        "--noise-multiplier",
+        "1.1",
+        "--batch-size",
+        "256",
+        "--dataset-size",
+        "60000",
+        "--steps",
+        "800",
+        "--over",
+        "epochs",
+        "--delta",
+        "1e-5",
+    ];
+    // 800 steps of 234.375 per epoch: three whole epochs, then the run's end inside the fourth.
+    assert_golden("epochs_dp_sgd.txt", &mask_times(&run_ok(&args, None)));
+    let csv: Vec<&str> = args.iter().copied().chain(["--format", "csv"]).collect();
+    assert_golden("epochs_dp_sgd.csv", &run_ok(&csv, None));
+}
+
 /// The README's images exist, decode, and sit next to the command that makes them.
 #[test]
 fn readme_images_are_made_by_the_commands_beside_them() {
