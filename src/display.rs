@@ -167,7 +167,7 @@ impl crate::bound::Bound {
         self.text_with_decimals(x, DEFAULT_DECIMALS)
     }
 
-    /// As [`Bound::text`] with `decimals` decimals (at most 30), for compact tables.
+    /// As [`Self::text`] with `decimals` decimals (at most 30), for compact tables.
     ///
     /// ```
     /// use pld_accountant::Bound;

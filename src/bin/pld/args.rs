@@ -301,7 +301,7 @@ pub enum Over {
 pub struct SweepArgs {
     #[command(flatten)]
     pub spec: SpecArgs,
-    /// The parameter across (table columns): NAME=START..END:COUNT[:log] or NAME=V1,V2,...
+    /// The parameter across (table columns): `NAME=START..END:COUNT[:log]` or `NAME=V1,V2,...`
     #[arg(long, value_name = "NAME=VALUES")]
     pub x: String,
     /// The parameter down (table rows), in the same form.
