@@ -16,6 +16,7 @@ mod gaussian;
 mod laplace;
 mod mixture_of_gaussians;
 mod poisson_subsampled;
+pub mod renyi_worst_case;
 pub mod truncated_poisson;
 
 pub use gaussian::Gaussian;
