@@ -85,6 +85,11 @@ enum Mech {
         sens: Vec<f64>,
         probs: Vec<f64>,
     },
+    /// Known only by its guarantee: the lower truth is the Gaussian with μ = √(2ρ), which
+    /// has it (so the worst case over the class is at least that).
+    Zcdp {
+        rho: f64,
+    },
     PmfPair {
         p: Vec<f64>,
         q: Vec<f64>,
@@ -169,66 +174,72 @@ fn draw_event(rng: &mut ChaCha8Rng, replace: bool, cheap: bool) -> Ev {
         }
     };
     let kinds = if replace { 7 } else { 8 };
-    let mech = match rng.gen_range(0..kinds) {
-        0 => Mech::Gaussian {
-            sigma: log_uniform(rng, 0.01, 1e10),
-            sens: sens_real(rng),
-        },
-        1 => Mech::Laplace {
-            scale: log_uniform(rng, 1e-3, 1e6),
-            sens: sens_real(rng),
-        },
-        2 => Mech::DiscreteLaplace {
-            scale: log_uniform(rng, 1e-3, 1e4),
-            sens: sens_int(rng),
-        },
-        3 => Mech::DiscreteGaussian {
-            sigma: log_uniform(rng, 0.01, 1e10),
-            sens: sens_int(rng),
-        },
-        4 => Mech::RandomizedResponse {
-            eps: log_uniform(rng, 1e-4, 1000.0),
-            k: if rng.gen_bool(0.6) {
-                2
-            } else {
-                log_uniform_int(rng, 3, 1000)
-            },
-        },
-        5 => Mech::EpsDelta {
-            eps: if rng.gen_bool(0.05) {
-                0.0
-            } else {
-                log_uniform(rng, 1e-4, 1000.0)
-            },
-            delta: match rng.gen_range(0..10) {
-                0..=2 => 0.0,
-                3 => 1.0,
-                _ => log_uniform(rng, 1e-300, 0.5),
-            },
-        },
-        6 => {
-            let n = rng.gen_range(2..=5);
-            let p = probabilities(rng, n, true);
-            let mut q = probabilities(rng, n, true);
-            if rng.gen_bool(0.2) {
-                q = p.iter().rev().copied().collect();
-            }
-            Mech::PmfPair { p, q }
+    let mech = if rng.gen_bool(0.06) {
+        Mech::Zcdp {
+            rho: log_uniform(rng, 1e-6, 50.0),
         }
-        _ => {
-            let n = rng.gen_range(1..=4);
-            Mech::Mixture {
+    } else {
+        match rng.gen_range(0..kinds) {
+            0 => Mech::Gaussian {
                 sigma: log_uniform(rng, 0.01, 1e10),
-                sens: (0..n)
-                    .map(|_| {
-                        if rng.gen_bool(0.2) {
-                            0.0
-                        } else {
-                            log_uniform(rng, 0.01, 100.0)
-                        }
-                    })
-                    .collect(),
-                probs: probabilities(rng, n, false),
+                sens: sens_real(rng),
+            },
+            1 => Mech::Laplace {
+                scale: log_uniform(rng, 1e-3, 1e6),
+                sens: sens_real(rng),
+            },
+            2 => Mech::DiscreteLaplace {
+                scale: log_uniform(rng, 1e-3, 1e4),
+                sens: sens_int(rng),
+            },
+            3 => Mech::DiscreteGaussian {
+                sigma: log_uniform(rng, 0.01, 1e10),
+                sens: sens_int(rng),
+            },
+            4 => Mech::RandomizedResponse {
+                eps: log_uniform(rng, 1e-4, 1000.0),
+                k: if rng.gen_bool(0.6) {
+                    2
+                } else {
+                    log_uniform_int(rng, 3, 1000)
+                },
+            },
+            5 => Mech::EpsDelta {
+                eps: if rng.gen_bool(0.05) {
+                    0.0
+                } else {
+                    log_uniform(rng, 1e-4, 1000.0)
+                },
+                delta: match rng.gen_range(0..10) {
+                    0..=2 => 0.0,
+                    3 => 1.0,
+                    _ => log_uniform(rng, 1e-300, 0.5),
+                },
+            },
+            6 => {
+                let n = rng.gen_range(2..=5);
+                let p = probabilities(rng, n, true);
+                let mut q = probabilities(rng, n, true);
+                if rng.gen_bool(0.2) {
+                    q = p.iter().rev().copied().collect();
+                }
+                Mech::PmfPair { p, q }
+            }
+            _ => {
+                let n = rng.gen_range(1..=4);
+                Mech::Mixture {
+                    sigma: log_uniform(rng, 0.01, 1e10),
+                    sens: (0..n)
+                        .map(|_| {
+                            if rng.gen_bool(0.2) {
+                                0.0
+                            } else {
+                                log_uniform(rng, 0.01, 100.0)
+                            }
+                        })
+                        .collect(),
+                    probs: probabilities(rng, n, false),
+                }
             }
         }
     };
@@ -239,7 +250,10 @@ fn draw_event(rng: &mut ChaCha8Rng, replace: bool, cheap: bool) -> Ev {
             | Mech::DiscreteLaplace { .. }
             | Mech::DiscreteGaussian { .. }
     );
-    let samplable = !matches!(mech, Mech::Mixture { .. } | Mech::PmfPair { .. });
+    let samplable = !matches!(
+        mech,
+        Mech::Mixture { .. } | Mech::PmfPair { .. } | Mech::Zcdp { .. }
+    );
     let samp = if !samplable || rng.gen_bool(0.5) {
         Samp::None
     } else if matches!(mech, Mech::Gaussian { .. }) && rng.gen_bool(0.15) {
@@ -352,6 +366,7 @@ fn event_json(ev: &Ev) -> Value {
         Mech::Mixture { sigma, sens, probs } => json!({"mechanism": "mixture_of_gaussians",
             "sigma": sigma, "sensitivities": sens, "probabilities": probs}),
         Mech::PmfPair { p, q } => json!({"mechanism": "pmf_pair", "p": p, "q": q}),
+        Mech::Zcdp { rho } => json!({"mechanism": "zcdp", "rho": rho}),
     };
     match ev.samp {
         Samp::None => {}
@@ -540,7 +555,7 @@ fn single_base(ev: &Ev, replace: bool) -> Option<DeltaFn> {
             Box::new(move |e| t.delta(e))
         }
         &Mech::EpsDelta { eps, delta } => Box::new(move |e| oracle::eps_delta(1, eps, delta, e)),
-        Mech::Mixture { .. } => return None,
+        Mech::Mixture { .. } | Mech::Zcdp { .. } => return None,
         Mech::PmfPair { p, q } => return pmf_fn(p, q, 1),
     })
 }
@@ -751,6 +766,12 @@ fn truth_for(case: &Case) -> Truth {
                 mu2 += ev.count as f64 * mu * mu;
                 any_gaussian = true;
             }
+            // The Gaussian that attains the guarantee: a member of the class, so the worst
+            // case is at least its composition (the only truth the class has).
+            (&Mech::Zcdp { rho }, None) => {
+                mu2 += ev.count as f64 * 2.0 * rho;
+                any_gaussian = true;
+            }
             _ => rest.push(ev),
         }
     }
@@ -853,6 +874,7 @@ fn mech_name(m: &Mech) -> &'static str {
         Mech::EpsDelta { .. } => "eps_delta",
         Mech::Mixture { .. } => "mixture_of_gaussians",
         Mech::PmfPair { .. } => "pmf_pair",
+        Mech::Zcdp { .. } => "zcdp",
     }
 }
 

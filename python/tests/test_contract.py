@@ -408,3 +408,24 @@ def test_wrong_python_types_are_value_errors_too():
             call()
         assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError)
         assert isinstance(info.value, pld.Error)
+
+
+# -- mechanisms known by their guarantee ------------------------------------------------------
+
+
+def test_a_zcdp_guarantee_composes_with_dp_sgd_and_beats_rdp():
+    """The specification's ``zcdp`` event through the package: alone, never above the zCDP
+    conversion; mixed with DP-SGD steps, never above the RDP row."""
+    alone = pld.compare({"events": [{"mechanism": "zcdp", "rho": 0.5}]}, 1e-6)
+    assert alone.row("pld_upper")["epsilon"] <= alone.row("zcdp")["epsilon"] * (1 + 1e-12)
+    mixed = {
+        "events": [
+            {"mechanism": "zcdp", "rho": 0.05, "count": 2},
+            {"mechanism": "gaussian", "sigma": 1.0, "sampling": {"poisson": 0.01}, "count": 1000},
+        ]
+    }
+    rows = pld.compare(mixed, 1e-6)
+    assert rows.row("pld_lower")["epsilon"] <= rows.row("pld_upper")["epsilon"]
+    assert rows.row("pld_upper")["epsilon"] <= rows.row("rdp")["epsilon"]
+    with pytest.raises(ValueError, match="rho"):
+        pld.epsilon({"events": [{"mechanism": "zcdp", "rho": -1}]}, 1e-5)

@@ -143,10 +143,11 @@ fn take_closed_form_upper(
     settings: &mut Settings,
     closed_form: f64,
     target: impl Fn(&Bracket) -> f64,
+    method: &'static str,
 ) {
     if closed_form < bracket.upper {
         bracket.upper = closed_form.max(bracket.lower);
-        settings.upper_method = Some("analytic_gaussian".into());
+        settings.upper_method = Some(method.into());
         settings.bracket_width = bracket.width();
         settings.target_width = target(bracket);
         settings.tolerance_met = bracket.width() <= settings.target_width;
@@ -360,7 +361,32 @@ impl Accountant {
         }
         if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
             let closed_form = analytic_gaussian::epsilon_upper_for_delta(mu_hi, delta);
-            take_closed_form_upper(&mut epsilon, &mut settings, closed_form, target);
+            take_closed_form_upper(
+                &mut epsilon,
+                &mut settings,
+                closed_form,
+                target,
+                "analytic_gaussian",
+            );
+        }
+        if let Some(rho) = self.plan.upper_zcdp_rho() {
+            let closed_form = crate::analytic::zcdp::epsilon_for_delta(rho, delta).epsilon;
+            take_closed_form_upper(
+                &mut epsilon,
+                &mut settings,
+                closed_form,
+                target,
+                "zcdp_conversion",
+            );
+        }
+        if let Some(curve) = self.plan.upper_rdp_curve() {
+            take_closed_form_upper(
+                &mut epsilon,
+                &mut settings,
+                curve.epsilon(delta).epsilon,
+                target,
+                "rdp_conversion",
+            );
         }
         Ok(EpsilonAnswer {
             delta,
@@ -438,7 +464,32 @@ impl Accountant {
             }
             if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
                 let closed_form = analytic_gaussian::delta_for_epsilon(mu_hi, epsilon).upper;
-                take_closed_form_upper(&mut delta, &mut settings, closed_form, target);
+                take_closed_form_upper(
+                    &mut delta,
+                    &mut settings,
+                    closed_form,
+                    target,
+                    "analytic_gaussian",
+                );
+            }
+            if let Some(rho) = self.plan.upper_zcdp_rho() {
+                let closed_form = crate::analytic::zcdp::delta_for_epsilon(rho, epsilon);
+                take_closed_form_upper(
+                    &mut delta,
+                    &mut settings,
+                    closed_form,
+                    target,
+                    "zcdp_conversion",
+                );
+            }
+            if let Some(curve) = self.plan.upper_rdp_curve() {
+                take_closed_form_upper(
+                    &mut delta,
+                    &mut settings,
+                    curve.delta(epsilon).delta,
+                    target,
+                    "rdp_conversion",
+                );
             }
             return Ok(DeltaAnswer {
                 epsilon,

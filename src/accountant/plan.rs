@@ -46,6 +46,8 @@ pub(super) enum Component {
     /// Gaussian noise on a truncated Poisson sample that may be cut (B ≤ n): a revealed
     /// mixture of Poisson-subsampled Gaussians above, an attained one below.
     TruncatedPoisson(TruncatedPoissonGaussian),
+    /// A mechanism known only by a Rényi guarantee (see [`GuaranteePair`]).
+    Guarantee(GuaranteePair),
     /// Exact atoms of a finite pair (REMOVE direction), with the lattice their losses lie on
     /// when it is known (every loss an integer multiple of it).
     Atoms {
@@ -75,7 +77,64 @@ impl Plan {
         let mut unsampled_events = 0usize;
         let mut groups: Vec<Group> = Vec::new();
         let relation = spec.neighbouring;
+        // Guarantees compose exactly before any pair is built: zCDP adds ρ, RDP adds at each
+        // order. One worst-case pair of the total is much tighter than the composition of
+        // the events' worst-case pairs (each is the worst case of its own event alone).
+        let mut zcdp_rho = 0.0;
+        let mut rdp_curves: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+        for event in &spec.events {
+            if event.sampling.kind != SamplingKind::None {
+                continue;
+            }
+            let n = event.count as f64;
+            match &event.mechanism.kind {
+                MechanismKind::Zcdp { rho } => zcdp_rho += n * rho,
+                MechanismKind::RdpCurve { orders, values } => {
+                    match rdp_curves.iter_mut().find(|(o, _)| o == orders) {
+                        Some((_, total)) => {
+                            for (t, v) in total.iter_mut().zip(values) {
+                                *t += n * v;
+                            }
+                        }
+                        None => rdp_curves
+                            .push((orders.clone(), values.iter().map(|v| n * v).collect())),
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut merged: Vec<MechanismKind> = Vec::new();
+        if zcdp_rho > 0.0 {
+            merged.push(MechanismKind::Zcdp { rho: zcdp_rho });
+        }
+        merged.extend(
+            rdp_curves
+                .into_iter()
+                .map(|(orders, values)| MechanismKind::RdpCurve { orders, values }),
+        );
+        for kind in &merged {
+            groups.push(Group {
+                component: Component::Guarantee(guarantee_component(kind).map_err(
+                    |e| match e {
+                        Error::InvalidParameter { .. } => Error::invalid(
+                            "events",
+                            "the guarantees' total",
+                            "a finite total ρ (or RDP value) over the zcdp (rdp_curve) events",
+                        ),
+                        other => other,
+                    },
+                )?),
+                count: 1,
+            });
+        }
         for (i, event) in spec.events.iter().enumerate() {
+            if matches!(
+                event.mechanism.kind,
+                MechanismKind::Zcdp { .. } | MechanismKind::RdpCurve { .. }
+            ) && event.sampling.kind == SamplingKind::None
+            {
+                continue;
+            }
             let field = |name: &str| format!("events[{i}].{name}");
             let located = |e: Error| match e {
                 Error::InvalidParameter {
@@ -309,6 +368,20 @@ impl Plan {
                     symmetry: Symmetry::Asymmetric,
                     lattice: None,
                 },
+                (MechanismKind::Zcdp { .. } | MechanismKind::RdpCurve { .. }, sampling) => {
+                    if sampling != SamplingKind::None {
+                        // The specification refuses these; kept as an error, never a silent
+                        // unsampled pair.
+                        return Err(Error::Incompatible {
+                            field: field("sampling"),
+                            reason: format!(
+                                "{} is known only by its guarantee: no sampled pair",
+                                event.mechanism.name()
+                            ),
+                        });
+                    }
+                    Component::Guarantee(guarantee_component(&event.mechanism.kind)?)
+                }
             };
             // Only the Gaussian takes random allocation, and it never reaches a group when
             // every step is allocated; the product is checked all the same.
@@ -626,6 +699,60 @@ pub(super) fn atoms_component(atoms: LossAtoms, epsilon: f64, sampling: Sampling
 }
 
 impl Plan {
+    /// ρ of a closed-form upper bound when every group is a `zcdp` event: ρ-zCDP composes by
+    /// adding ρ, and the unsampled Gaussians (`gaussian_mu`) are μ²/2-zCDP, so the composition
+    /// is `ρ = μ²/2 + Σ count·ρ_i`-zCDP (widened by a bound on its rounding). The accountant
+    /// takes the smaller of that conversion and the PLD's upper bound: the pair of a single
+    /// guarantee is within ~0.3% of the optimal conversion in δ, and the grid adds its own
+    /// error, so composed alone the conversion can be the tighter. `None` otherwise.
+    pub(super) fn upper_zcdp_rho(&self) -> Option<f64> {
+        if self.groups.is_empty() {
+            return None;
+        }
+        let mut rho = self.gaussian_mu.map_or(0.0, |mu| 0.5 * mu * mu);
+        for group in &self.groups {
+            let Component::Guarantee(GuaranteePair { rho: Some(r), .. }) = &group.component else {
+                return None;
+            };
+            rho += group.count as f64 * r;
+        }
+        let terms = 2.0 * self.groups.len() as f64 + 2.0;
+        let rho = rho * (1.0 + self.gaussian_mu_relative_error * 2.0 + terms * f64::EPSILON);
+        (rho.is_finite() && rho > 0.0).then_some(rho)
+    }
+
+    /// The RDP curve of the whole composition (at the RDP accountant's orders) when every group
+    /// is a mechanism known by a guarantee; the unsampled Gaussians add αμ²/2. Its conversion
+    /// is a valid upper bound that the accountant also takes, for the reason given at
+    /// [`Plan::upper_zcdp_rho`]. Each divergence is widened by a bound on its rounding.
+    /// `None` otherwise.
+    pub(super) fn upper_rdp_curve(&self) -> Option<crate::analytic::rdp::RdpCurve> {
+        if self.groups.is_empty() {
+            return None;
+        }
+        let pairs: Vec<(&GuaranteePair, f64)> = self
+            .groups
+            .iter()
+            .map(|g| match &g.component {
+                Component::Guarantee(pair) => Some((pair, g.count as f64)),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let mu_squared = self.gaussian_mu.map_or(0.0, |mu| mu * mu);
+        let widen = 1.0 + 64.0 * f64::EPSILON + 2.0 * self.gaussian_mu_relative_error;
+        Some(crate::analytic::rdp::RdpCurve::from_fn(
+            crate::analytic::rdp::default_orders(),
+            |alpha| {
+                let total = pairs
+                    .iter()
+                    .map(|(pair, count)| count * pair.divergence(alpha))
+                    .sum::<f64>()
+                    + 0.5 * alpha * mu_squared;
+                total * widen
+            },
+        ))
+    }
+
     /// `μ_hi` of the closed-form upper bound when the plan's UPPER composition is one Gaussian
     /// although its lower is not: every group is a shuffled epoch, whose upper bound is one
     /// unamplified Gaussian step (see [`ShuffleEpoch`]), so the upper composition is the
@@ -674,20 +801,97 @@ impl Plan {
     }
 
     /// Whether a lower bound in the plan is loose by nature (shuffling; random allocation of
-    /// 1 < k < t steps), so that a bracket that stops narrowing will not narrow further.
+    /// 1 < k < t steps; a mechanism known only by its guarantee), so that a bracket that stops
+    /// narrowing will not narrow further.
     pub(super) fn loose_by_nature(&self) -> bool {
         self.groups.iter().any(|g| match &g.component {
-            Component::Shuffle(_) => true,
+            Component::Shuffle(_) | Component::Guarantee(_) => true,
             Component::RandomAllocation(a) => a.participations > 1,
             _ => false,
         })
     }
 }
 
+/// A mechanism known only by a Rényi guarantee (zCDP or an RDP curve), both directions alike
+/// (the guarantee holds for ordered pairs of neighbours either way round).
+///
+/// - **Upper**: the guarantee's worst-case pair
+///   ([`crate::mechanism::renyi_worst_case`]): it dominates every mechanism with the
+///   guarantee.
+/// - **Lower**: a Gaussian that has the guarantee (zCDP: μ = √(2ρ), which is exactly ρ-zCDP;
+///   an RDP curve: the largest μ with αμ²/2 ≤ value at every listed order), or no loss when
+///   only μ = 0 has it. This is a lower bound on the worst case over mechanisms with the
+///   guarantee, not on the user's own mechanism, which may do better: the bracket is wide by
+///   nature.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct GuaranteePair {
+    pub(super) upper: LossAtoms,
+    pub(super) lower: Option<Gaussian>,
+    /// ρ of a zCDP guarantee (for the closed-form conversion of a pure-zCDP composition).
+    pub(super) rho: Option<f64>,
+    /// The guarantee itself: `zcdp` or `rdp_curve`.
+    pub(super) guarantee: MechanismKind,
+}
+
+impl GuaranteePair {
+    /// The guarantee's bound on `D_α` (an RDP curve: the value at the next listed order up,
+    /// as `D_α` is non-decreasing in α; ∞ past the last).
+    fn divergence(&self, alpha: f64) -> f64 {
+        match &self.guarantee {
+            &MechanismKind::Zcdp { rho } => rho * alpha,
+            MechanismKind::RdpCurve { orders, values } => orders
+                .iter()
+                .zip(values)
+                .filter(|(&o, _)| o >= alpha)
+                .map(|(_, &v)| v)
+                .fold(f64::INFINITY, f64::min),
+            _ => f64::INFINITY,
+        }
+    }
+}
+
+/// The worst-case pair and the attaining Gaussian of a `zcdp` or `rdp_curve` mechanism.
+fn guarantee_component(kind: &MechanismKind) -> Result<GuaranteePair> {
+    use crate::mechanism::renyi_worst_case::RenyiGuarantee;
+    let rho = match *kind {
+        MechanismKind::Zcdp { rho } => Some(rho),
+        _ => None,
+    };
+    let (guarantee, mu) = match kind {
+        &MechanismKind::Zcdp { rho } => (RenyiGuarantee::zcdp(rho)?, (2.0 * rho).sqrt()),
+        MechanismKind::RdpCurve { orders, values } => {
+            let mu_squared = orders
+                .iter()
+                .zip(values)
+                .map(|(a, v)| 2.0 * v / a)
+                .fold(f64::INFINITY, f64::min);
+            (RenyiGuarantee::curve(orders, values)?, mu_squared.sqrt())
+        }
+        _ => {
+            return Err(Error::invalid(
+                "mechanism",
+                "not a guarantee",
+                "zcdp or rdp_curve",
+            ))
+        }
+    };
+    let lower = if mu.is_finite() && mu > 0.0 {
+        Some(Gaussian::new(1.0, mu)?)
+    } else {
+        None
+    };
+    Ok(GuaranteePair {
+        upper: guarantee.worst_case_atoms(),
+        lower,
+        rho,
+        guarantee: kind.clone(),
+    })
+}
+
 impl Component {
     pub(super) fn symmetry(&self) -> Symmetry {
         match self {
-            Component::Laplace(_) => Symmetry::Symmetric,
+            Component::Laplace(_) | Component::Guarantee(_) => Symmetry::Symmetric,
             Component::SubsampledGaussian(_)
             | Component::SubsampledLaplace(_)
             | Component::Mixture(_) => Symmetry::Asymmetric,
@@ -743,6 +947,15 @@ impl Component {
             Component::Atoms { atoms, .. } => {
                 PrivacyLossDistribution::from_atoms(atoms, symmetry, step, bound)
             }
+            Component::Guarantee(pair) => match (bound, &pair.lower) {
+                (Bound::Upper, _) => {
+                    PrivacyLossDistribution::from_atoms(&pair.upper, symmetry, step, bound)
+                }
+                (Bound::Lower, Some(gaussian)) => PrivacyLossDistribution::from_mechanism(
+                    gaussian, symmetry, step, tail_mass, bound,
+                ),
+                (Bound::Lower, None) => no_loss_lower(step),
+            },
             Component::RandomAllocation(allocation) => allocation.pld(bound, step, tail_mass),
             Component::Shuffle(epoch) => epoch.pld(bound, step, tail_mass),
             Component::TruncatedPoisson(tp) => {
@@ -773,14 +986,24 @@ impl Component {
                 .iter()
                 .map(|part| gaussian_width(part.pair.base().mu()))
                 .fold(0.0, f64::max),
-            Component::Atoms { atoms, .. } => {
-                let a = atoms.atoms();
-                match (a.first(), a.last()) {
-                    (Some(lo), Some(hi)) => hi.loss.min(700.0) - lo.loss.max(-700.0) + 1.0,
-                    _ => 1.0,
-                }
-            }
+            Component::Atoms { atoms, .. } => atoms_width(atoms),
+            Component::Guarantee(pair) => atoms_width(&pair.upper),
         }
+    }
+}
+
+/// The loss range of finite atoms (nats), plus one.
+fn atoms_width(atoms: &LossAtoms) -> f64 {
+    let a = atoms.atoms();
+    let (lo, hi) = a
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+            (lo.min(x.loss), hi.max(x.loss))
+        });
+    if lo <= hi {
+        hi.min(700.0) - lo.max(-700.0) + 1.0
+    } else {
+        1.0
     }
 }
 

@@ -121,7 +121,10 @@ pub struct Settings {
     pub stopped_by: Option<Cow<'static, str>>,
     /// How the upper bound was computed when not by `method`: `"analytic_gaussian"` when the
     /// composition's upper bound is one Gaussian in closed form while its lower bound needs
-    /// the grid (shuffled batches: each epoch's upper bound is an unamplified Gaussian step).
+    /// the grid (shuffled batches: each epoch's upper bound is an unamplified Gaussian step);
+    /// `"zcdp_conversion"` or `"rdp_conversion"` when every event is known by a guarantee
+    /// (`zcdp`, `rdp_curve`; unsampled Gaussians too) and the conversion of the total was
+    /// below the PLD's upper bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upper_method: Option<Cow<'static, str>>,
 }

@@ -54,7 +54,9 @@ fn pure_epsilon(mechanism: &MechanismKind, relation: Neighbouring) -> Option<App
     match *mechanism {
         MechanismKind::Gaussian { .. }
         | MechanismKind::DiscreteGaussian { .. }
-        | MechanismKind::MixtureOfGaussians { .. } => None,
+        | MechanismKind::MixtureOfGaussians { .. }
+        | MechanismKind::Zcdp { .. }
+        | MechanismKind::RdpCurve { .. } => None,
         MechanismKind::PmfPair { ref p, ref q, .. } => Some(pmf_pair_guarantee(p, q)),
         MechanismKind::Laplace { scale, sensitivity } => {
             pure(sensitivity.pair_shift(relation) / scale)
@@ -126,10 +128,17 @@ fn amplified(guarantee: ApproxDp, rate: f64) -> ApproxDp {
 /// curve the composition theorems cannot take without splitting δ.
 pub fn approximate_dp(event: &Event, relation: Neighbouring) -> Result<ApproxDp, NotApplicable> {
     let base = pure_epsilon(&event.mechanism.kind, relation).ok_or_else(|| {
-        NotApplicable::new(format!(
-            "{} noise has no pure ε; the composition theorems need each event's (ε, δ)",
-            event.mechanism.name()
-        ))
+        NotApplicable::new(match event.mechanism.kind {
+            MechanismKind::Zcdp { .. } | MechanismKind::RdpCurve { .. } => format!(
+                "a {} guarantee has no pure ε; the composition theorems need each event's \
+                 (ε, δ)",
+                event.mechanism.name()
+            ),
+            _ => format!(
+                "{} noise has no pure ε; the composition theorems need each event's (ε, δ)",
+                event.mechanism.name()
+            ),
+        })
     })?;
     Ok(match event.sampling.kind {
         SamplingKind::None => base,
@@ -214,6 +223,12 @@ pub fn zcdp(event: &Event, relation: Neighbouring) -> Result<(f64, f64), NotAppl
         MechanismKind::DiscreteGaussian { sigma, sensitivity } => {
             let shift = sensitivity.pair_shift(relation);
             (super::zcdp::gaussian_rho(sigma / shift), 0.0)
+        }
+        MechanismKind::Zcdp { rho } => (rho, 0.0),
+        MechanismKind::RdpCurve { .. } => {
+            return Err(NotApplicable::new(
+                "an RDP curve at finitely many orders implies no zCDP bound (use RDP or the PLD)",
+            ))
         }
         ref other => {
             let guarantee = pure_epsilon(other, relation).ok_or_else(|| {
@@ -337,6 +352,23 @@ pub fn rdp_curve(
             } => Box::new(move |a| rdp_mechanisms::randomized_response(a, epsilon, categories)),
             MechanismKind::EpsDelta { epsilon, .. } => {
                 Box::new(move |a| rdp_mechanisms::pure_dp(a, epsilon))
+            }
+            // The guarantee as stated, for the relation in use.
+            MechanismKind::Zcdp { rho } => Box::new(move |a| rho * a),
+            // D_α is non-decreasing in α: bounded by the value at the next listed order up.
+            MechanismKind::RdpCurve {
+                ref orders,
+                ref values,
+            } => {
+                let (orders, values) = (orders.clone(), values.clone());
+                Box::new(move |a| {
+                    orders
+                        .iter()
+                        .zip(&values)
+                        .filter(|(&o, _)| o >= a)
+                        .map(|(_, &v)| v)
+                        .fold(f64::INFINITY, f64::min)
+                })
             }
             // Sampled Gaussians are handled above; this is the same curve for completeness.
             MechanismKind::Gaussian { sigma, sensitivity } => {

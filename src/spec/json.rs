@@ -186,6 +186,14 @@ pub(super) fn parse_mechanism(
                 json_list(object, "probabilities")?,
             )?
         }
+        "zcdp" => {
+            keys(&["rho"])?;
+            MechanismSpec::zcdp(json_number(object, "rho", POSITIVE)?)?
+        }
+        "rdp_curve" => {
+            keys(&["orders", "values"])?;
+            MechanismSpec::rdp_curve(json_list(object, "orders")?, json_list(object, "values")?)?
+        }
         "pmf_pair" => {
             keys(&["p", "q"])?;
             let p = json_list(object, "p")?;
@@ -517,6 +525,11 @@ pub(super) fn mechanism_fields(mechanism: &MechanismSpec) -> Vec<(&'static str, 
         MechanismKind::PmfPair { listed, .. } => {
             fields.push(("p", listed[0].clone().into()));
             fields.push(("q", listed[1].clone().into()));
+        }
+        &MechanismKind::Zcdp { rho } => fields.push(("rho", rho.into())),
+        MechanismKind::RdpCurve { orders, values } => {
+            fields.push(("orders", orders.clone().into()));
+            fields.push(("values", values.clone().into()));
         }
     }
     fields

@@ -32,6 +32,10 @@ pub(crate) enum MechanismKind {
         q: Vec<f64>,
         listed: Box<[Vec<f64>; 2]>,
     },
+    /// Any ρ-zCDP mechanism.
+    Zcdp { rho: f64 },
+    /// Any mechanism with `D_α ≤ values[i]` at `orders[i]`.
+    RdpCurve { orders: Vec<f64>, values: Vec<f64> },
 }
 
 /// A mechanism with validated parameters.
@@ -141,6 +145,39 @@ impl MechanismSpec {
             delta: check_in_range("delta", delta, 0.0, 1.0)?,
         }
         .into())
+    }
+
+    /// Any mechanism known only to be ρ-zCDP (`D_α ≤ ρα` for every order α > 1, between
+    /// any two neighbours in either order): accounted by the worst-case pair of that
+    /// guarantee above and by the Gaussian with μ = √(2ρ), which is ρ-zCDP, below.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming `rho` unless it is finite and > 0.
+    pub fn zcdp(rho: f64) -> Result<Self> {
+        Ok(MechanismKind::Zcdp {
+            rho: check_positive("rho", rho)?,
+        }
+        .into())
+    }
+
+    /// Any mechanism whose Rényi divergence of order `orders[i]` is at most `values[i]`
+    /// (between any two neighbours in either order): accounted by the worst-case pair of
+    /// those bounds above and by the largest Gaussian that meets them below.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming `orders[i]` (finite, > 1) or `values[i]` (finite,
+    /// ≥ 0), or `values` when the lists differ in length, are empty or longer than
+    /// [`MAX_OUTCOMES`].
+    pub fn rdp_curve(orders: Vec<f64>, values: Vec<f64>) -> Result<Self> {
+        if orders.len() > MAX_OUTCOMES {
+            return Err(Error::invalid(
+                "orders",
+                format!("a list of {} orders", orders.len()),
+                &format!("at most {MAX_OUTCOMES} orders"),
+            ));
+        }
+        crate::mechanism::renyi_worst_case::RenyiGuarantee::curve(&orders, &values)?;
+        Ok(MechanismKind::RdpCurve { orders, values }.into())
     }
 
     /// Gaussian noise N(0, σ²) on a query whose sensitivity is random: `sensitivities[i]` with
@@ -295,6 +332,16 @@ impl MechanismSpec {
             MechanismKind::EpsDelta { .. } => "eps_delta",
             MechanismKind::MixtureOfGaussians { .. } => "mixture_of_gaussians",
             MechanismKind::PmfPair { .. } => "pmf_pair",
+            MechanismKind::Zcdp { .. } => "zcdp",
+            MechanismKind::RdpCurve { .. } => "rdp_curve",
+        }
+    }
+
+    /// ρ of `zcdp`.
+    pub fn rho(&self) -> Option<f64> {
+        match self.kind {
+            MechanismKind::Zcdp { rho } => Some(rho),
+            _ => None,
         }
     }
 

@@ -94,6 +94,8 @@
 //! | `eps_delta` | `epsilon` ≥ 0 (finite), 0 ≤ `delta` ≤ 1 |
 //! | `mixture_of_gaussians` | `sigma` > 0, `sensitivities` (each ≥ 0), `probabilities` (summing to 1); add/remove only |
 //! | `pmf_pair` | `p`, `q`: probabilities of the same outcomes on the two datasets (each list summing to 1) |
+//! | `zcdp` | `rho` > 0: any ρ-zCDP mechanism; no sampling |
+//! | `rdp_curve` | `orders` (each > 1), `values` (each ≥ 0): any mechanism with `D_α ≤ value` at each order; no sampling |
 //!
 //! **Sensitivity.** `sensitivity` is one record's contribution (the add/remove sensitivity;
 //! for DP-SGD the clipping norm). Under `"replace"` an additive query can then move by twice
@@ -160,7 +162,7 @@ pub fn steps_from_epochs(exact: f64) -> Option<u64> {
 }
 
 /// Mechanism names the specification accepts.
-const MECHANISMS: [&str; 8] = [
+const MECHANISMS: [&str; 10] = [
     "gaussian",
     "laplace",
     "discrete_laplace",
@@ -169,6 +171,8 @@ const MECHANISMS: [&str; 8] = [
     "eps_delta",
     "mixture_of_gaussians",
     "pmf_pair",
+    "zcdp",
+    "rdp_curve",
 ];
 
 const POSITIVE: &str = "a finite number > 0";

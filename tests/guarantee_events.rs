@@ -1,0 +1,174 @@
+//! Mechanisms known only by a Rényi guarantee (`zcdp`, `rdp_curve`) composed in the PLD: the
+//! bracket against the zCDP conversion (CKS) and the RDP row above, and against a Gaussian
+//! that has the guarantee below; composition, the specification, and refusals.
+
+use pld_accountant::comparison::{compare, PLD_LOWER, PLD_UPPER, RDP, ZCDP};
+use pld_accountant::mechanism::analytic_gaussian;
+use pld_accountant::{Accountant, AccountantOptions, CompositionSpec, Error, MechanismSpec};
+
+fn spec(json: &str) -> CompositionSpec {
+    CompositionSpec::from_json_str(json).expect("test spec is valid")
+}
+
+fn deltas() -> Vec<f64> {
+    (1..=12).map(|k| 10f64.powi(-k)).collect()
+}
+
+/// ε of the Gaussian with μ (exact up to the closed form's own bracket).
+fn gaussian_epsilon(mu: f64, delta: f64) -> (f64, f64) {
+    let upper = analytic_gaussian::epsilon_upper_for_delta(mu, delta);
+    (
+        analytic_gaussian::epsilon_lower_for_delta(mu, delta, upper),
+        upper,
+    )
+}
+
+/// A ρ-zCDP event composed alone: the PLD upper bound is at most the zCDP row (the best
+/// classical conversion, CKS) at every δ from 1e-1 to 1e-12, and the bracket holds the
+/// Gaussian with μ = √(2ρ), which is exactly ρ-zCDP (so the worst case is at least its ε).
+#[test]
+fn zcdp_alone_is_between_the_attaining_gaussian_and_the_cks_conversion() {
+    for rho in [0.02f64, 0.5, 3.0] {
+        let spec = spec(&format!(
+            r#"{{"events": [{{"mechanism": "zcdp", "rho": {rho}}}]}}"#
+        ));
+        let mu = (2.0 * rho).sqrt();
+        for delta in deltas() {
+            let comparison = compare(&spec, delta, AccountantOptions::default()).unwrap();
+            let upper = comparison.row(PLD_UPPER).unwrap().epsilon;
+            let lower = comparison.row(PLD_LOWER).unwrap().epsilon;
+            let cks = comparison.row(ZCDP).expect("zcdp row").epsilon;
+            let (g_lo, g_hi) = gaussian_epsilon(mu, delta);
+            // The accountant widens ρ by a bound on its rounding; the row does not.
+            assert!(
+                upper <= cks * (1.0 + 1e-12),
+                "ρ {rho} δ {delta:e}: PLD {upper} > CKS {cks}"
+            );
+            assert!(
+                upper >= g_lo,
+                "ρ {rho} δ {delta:e}: PLD {upper} < Gaussian {g_lo}"
+            );
+            assert!(
+                lower <= g_hi,
+                "ρ {rho} δ {delta:e}: lower {lower} > Gaussian {g_hi}"
+            );
+            assert!(
+                lower >= 0.98 * g_lo,
+                "ρ {rho} δ {delta:e}: lower {lower} far below"
+            );
+        }
+    }
+}
+
+/// An RDP curve built from the Gaussian's own curve αμ²/2 (μ = 1) at a few orders: the upper
+/// bound is at least the Gaussian's exact ε and at most the RDP row.
+#[test]
+fn rdp_curve_of_a_gaussian_is_between_its_exact_value_and_the_rdp_row() {
+    let orders = [
+        1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0,
+    ];
+    let values: Vec<f64> = orders.iter().map(|a| a * 0.5).collect();
+    let spec = CompositionSpec::add_remove()
+        .event(
+            MechanismSpec::rdp_curve(orders.to_vec(), values)
+                .unwrap()
+                .repeat(4)
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    // Four runs of μ = 1: μ = 2 in all.
+    for delta in [1e-2, 1e-5, 1e-8, 1e-12] {
+        let comparison = compare(&spec, delta, AccountantOptions::default()).unwrap();
+        let upper = comparison.row(PLD_UPPER).unwrap().epsilon;
+        let rdp = comparison.row(RDP).expect("rdp row").epsilon;
+        let (g_lo, g_hi) = gaussian_epsilon(2.0, delta);
+        assert!(upper >= g_lo, "δ {delta:e}: PLD {upper} < Gaussian {g_lo}");
+        assert!(
+            upper <= rdp * (1.0 + 1e-12),
+            "δ {delta:e}: PLD {upper} > RDP {rdp}"
+        );
+        let lower = comparison.row(PLD_LOWER).unwrap().epsilon;
+        assert!(
+            lower <= g_hi,
+            "δ {delta:e}: lower {lower} > Gaussian {g_hi}"
+        );
+    }
+}
+
+/// Guarantees compose before the pair is built: three events of ρ answer as one of 3ρ, and
+/// composed with DP-SGD steps the PLD upper bound stays at most the RDP row.
+#[test]
+fn guarantees_compose_exactly_and_mix_with_other_mechanisms() {
+    let three = spec(r#"{"events": [{"mechanism": "zcdp", "rho": 0.1, "count": 3}]}"#);
+    let one = spec(r#"{"events": [{"mechanism": "zcdp", "rho": 0.30000000000000004}]}"#);
+    let options = AccountantOptions::default();
+    let a = Accountant::new(&three, options)
+        .unwrap()
+        .epsilon_for_delta(1e-6)
+        .unwrap();
+    let b = Accountant::new(&one, options)
+        .unwrap()
+        .epsilon_for_delta(1e-6)
+        .unwrap();
+    assert_eq!(a.epsilon, b.epsilon);
+    let mixed = spec(
+        r#"{"events": [
+            {"mechanism": "zcdp", "rho": 0.05, "count": 2},
+            {"mechanism": "gaussian", "sigma": 1.0, "sampling": {"poisson": 0.01}, "count": 1000},
+            {"mechanism": "laplace", "scale": 10.0, "count": 5}
+        ]}"#,
+    );
+    for delta in [1e-3, 1e-6, 1e-9] {
+        let comparison = compare(&mixed, delta, options).unwrap();
+        let upper = comparison.row(PLD_UPPER).unwrap().epsilon;
+        let lower = comparison.row(PLD_LOWER).unwrap().epsilon;
+        let rdp = comparison.row(RDP).expect("rdp row").epsilon;
+        assert!(
+            lower <= upper && upper <= rdp,
+            "δ {delta:e}: [{lower}, {upper}], RDP {rdp}"
+        );
+    }
+}
+
+#[test]
+fn the_specification_reads_writes_and_refuses_guarantees() {
+    let text = r#"{"neighbouring":"add_remove","events":[{"mechanism":"zcdp","rho":0.25,"count":2},{"mechanism":"rdp_curve","orders":[2.0,4.0],"values":[0.5,1.0],"count":1}]}"#;
+    let parsed = spec(text);
+    let again = CompositionSpec::from_json_value(&parsed.to_json_value()).unwrap();
+    assert_eq!(parsed, again);
+    assert_eq!(parsed.events()[0].mechanism().rho(), Some(0.25));
+    let refused = |json: &str, field: &str| {
+        let message = match CompositionSpec::from_json_str(json) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("accepted: {json}"),
+        };
+        assert!(message.contains(field), "{json}: {message}");
+    };
+    refused(r#"{"events":[{"mechanism":"zcdp","rho":0}]}"#, "rho");
+    refused(r#"{"events":[{"mechanism":"zcdp","rho":-1}]}"#, "rho");
+    refused(r#"{"events":[{"mechanism":"zcdp"}]}"#, "rho");
+    refused(
+        r#"{"events":[{"mechanism":"zcdp","rho":1,"sampling":{"poisson":0.1}}]}"#,
+        "sampling",
+    );
+    refused(
+        r#"{"events":[{"mechanism":"rdp_curve","orders":[1.0],"values":[1.0]}]}"#,
+        "orders[0]",
+    );
+    refused(
+        r#"{"events":[{"mechanism":"rdp_curve","orders":[2.0,3.0],"values":[1.0]}]}"#,
+        "values",
+    );
+    refused(
+        r#"{"events":[{"mechanism":"rdp_curve","orders":[2.0],"values":[-1.0]}]}"#,
+        "values[0]",
+    );
+    assert!(matches!(
+        MechanismSpec::zcdp(f64::NAN),
+        Err(Error::InvalidParameter { .. })
+    ));
+    // A total that overflows is refused, not accounted as infinite privacy.
+    let huge = spec(r#"{"events":[{"mechanism":"zcdp","rho":1e300,"count":1000000000000}]}"#);
+    assert!(Accountant::new(&huge, AccountantOptions::default()).is_err());
+}
