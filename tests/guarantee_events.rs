@@ -172,3 +172,68 @@ fn the_specification_reads_writes_and_refuses_guarantees() {
     let huge = spec(r#"{"events":[{"mechanism":"zcdp","rho":1e300,"count":1000000000000}]}"#);
     assert!(Accountant::new(&huge, AccountantOptions::default()).is_err());
 }
+
+/// Laplace-log-normal smooth-sensitivity noise is accounted by its zCDP guarantee,
+/// ρ = ½(t/σ + e^{3σ²/2}·s)² (Bun & Steinke 2019): the same upper bound as a `zcdp` event of
+/// that ρ; no lower bound is known for the mechanism itself, so alone its lower bound is 0.
+#[test]
+fn laplace_log_normal_is_accounted_by_its_zcdp_guarantee() {
+    let (sigma, s, t) = (0.5f64, 0.1f64, 0.1f64);
+    let epsilon = t / sigma + (1.5 * sigma * sigma).exp() * s;
+    let rho = 0.5 * epsilon * epsilon;
+    let lln = spec(&format!(
+        r#"{{"events": [{{"mechanism": "laplace_log_normal", "sigma": {sigma}, "s": {s}, "t": {t}}}]}}"#
+    ));
+    assert_eq!(
+        lln.events()[0].mechanism().rho().unwrap(),
+        rho * (1.0 + 8.0 * f64::EPSILON)
+    );
+    let again = CompositionSpec::from_json_value(&lln.to_json_value()).unwrap();
+    assert_eq!(lln, again);
+    let options = AccountantOptions::default();
+    let answer = Accountant::new(&lln, options)
+        .unwrap()
+        .epsilon_for_delta(1e-6)
+        .unwrap();
+    let cks = pld_accountant::analytic::zcdp::epsilon_for_delta(rho, 1e-6).epsilon;
+    assert!(
+        answer.epsilon.upper <= cks * (1.0 + 1e-12),
+        "{answer:?} vs {cks}"
+    );
+    assert!(answer.epsilon.upper >= gaussian_epsilon((2.0 * rho).sqrt(), 1e-6).0);
+    assert_eq!(answer.epsilon.lower, 0.0);
+    // Beside a zcdp event, only the zcdp part has an attaining Gaussian below.
+    let both = spec(&format!(
+        r#"{{"events": [{{"mechanism": "laplace_log_normal", "sigma": {sigma}, "s": {s}, "t": {t}}},
+                       {{"mechanism": "zcdp", "rho": 0.5}}]}}"#
+    ));
+    let answer = Accountant::new(&both, options)
+        .unwrap()
+        .epsilon_for_delta(1e-6)
+        .unwrap();
+    let (g_lo, g_hi) = gaussian_epsilon(1.0, 1e-6);
+    assert!(answer.epsilon.lower <= g_hi && answer.epsilon.lower >= 0.98 * g_lo);
+    for (json, field) in [
+        (
+            r#"{"mechanism": "laplace_log_normal", "sigma": 0, "s": 1, "t": 1}"#,
+            "sigma",
+        ),
+        (
+            r#"{"mechanism": "laplace_log_normal", "sigma": 1, "s": -1, "t": 1}"#,
+            "s",
+        ),
+        (
+            r#"{"mechanism": "laplace_log_normal", "sigma": 1, "s": 1}"#,
+            "t",
+        ),
+        (
+            r#"{"mechanism": "laplace_log_normal", "sigma": 40, "s": 1, "t": 1}"#,
+            "sigma",
+        ),
+    ] {
+        let message = CompositionSpec::from_json_str(&format!(r#"{{"events": [{json}]}}"#))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains(field), "{json}: {message}");
+    }
+}

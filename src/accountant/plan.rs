@@ -81,6 +81,9 @@ impl Plan {
         // order. One worst-case pair of the total is much tighter than the composition of
         // the events' worst-case pairs (each is the worst case of its own event alone).
         let mut zcdp_rho = 0.0;
+        // The part of ρ whose class a Gaussian attains (`zcdp`; not `laplace_log_normal`, a
+        // specific mechanism with no known lower bound).
+        let mut attained_rho = 0.0;
         let mut rdp_curves: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
         for event in &spec.events {
             if event.sampling.kind != SamplingKind::None {
@@ -88,7 +91,13 @@ impl Plan {
             }
             let n = event.count as f64;
             match &event.mechanism.kind {
-                MechanismKind::Zcdp { rho } => zcdp_rho += n * rho,
+                kind @ (MechanismKind::Zcdp { .. } | MechanismKind::LaplaceLogNormal { .. }) => {
+                    let rho = kind.zcdp_rho().unwrap_or(f64::INFINITY);
+                    zcdp_rho += n * rho;
+                    if let MechanismKind::Zcdp { .. } = kind {
+                        attained_rho += n * rho;
+                    }
+                }
                 MechanismKind::RdpCurve { orders, values } => {
                     match rdp_curves.iter_mut().find(|(o, _)| o == orders) {
                         Some((_, total)) => {
@@ -103,36 +112,35 @@ impl Plan {
                 _ => {}
             }
         }
-        let mut merged: Vec<MechanismKind> = Vec::new();
+        let mut merged: Vec<(MechanismKind, Option<f64>)> = Vec::new();
         if zcdp_rho > 0.0 {
-            merged.push(MechanismKind::Zcdp { rho: zcdp_rho });
+            merged.push((
+                MechanismKind::Zcdp { rho: zcdp_rho },
+                Some((2.0 * attained_rho).sqrt()),
+            ));
         }
         merged.extend(
             rdp_curves
                 .into_iter()
-                .map(|(orders, values)| MechanismKind::RdpCurve { orders, values }),
+                .map(|(orders, values)| (MechanismKind::RdpCurve { orders, values }, None)),
         );
-        for kind in &merged {
+        for (kind, attained_mu) in &merged {
+            let pair = guarantee_component(kind, *attained_mu).map_err(|e| match e {
+                Error::InvalidParameter { .. } => Error::invalid(
+                    "events",
+                    "the guarantees' total",
+                    "a finite total ρ (or RDP value) over the zcdp, laplace_log_normal \
+                     (rdp_curve) events",
+                ),
+                other => other,
+            })?;
             groups.push(Group {
-                component: Component::Guarantee(guarantee_component(kind).map_err(
-                    |e| match e {
-                        Error::InvalidParameter { .. } => Error::invalid(
-                            "events",
-                            "the guarantees' total",
-                            "a finite total ρ (or RDP value) over the zcdp (rdp_curve) events",
-                        ),
-                        other => other,
-                    },
-                )?),
+                component: Component::Guarantee(pair),
                 count: 1,
             });
         }
         for (i, event) in spec.events.iter().enumerate() {
-            if matches!(
-                event.mechanism.kind,
-                MechanismKind::Zcdp { .. } | MechanismKind::RdpCurve { .. }
-            ) && event.sampling.kind == SamplingKind::None
-            {
+            if event.mechanism.kind.is_guarantee() && event.sampling.kind == SamplingKind::None {
                 continue;
             }
             let field = |name: &str| format!("events[{i}].{name}");
@@ -368,7 +376,12 @@ impl Plan {
                     symmetry: Symmetry::Asymmetric,
                     lattice: None,
                 },
-                (MechanismKind::Zcdp { .. } | MechanismKind::RdpCurve { .. }, sampling) => {
+                (
+                    MechanismKind::Zcdp { .. }
+                    | MechanismKind::LaplaceLogNormal { .. }
+                    | MechanismKind::RdpCurve { .. },
+                    sampling,
+                ) => {
                     if sampling != SamplingKind::None {
                         // The specification refuses these; kept as an error, never a silent
                         // unsampled pair.
@@ -380,7 +393,7 @@ impl Plan {
                             ),
                         });
                     }
-                    Component::Guarantee(guarantee_component(&event.mechanism.kind)?)
+                    Component::Guarantee(guarantee_component(&event.mechanism.kind, None)?)
                 }
             };
             // Only the Gaussian takes random allocation, and it never reaches a group when
@@ -850,8 +863,9 @@ impl GuaranteePair {
     }
 }
 
-/// The worst-case pair and the attaining Gaussian of a `zcdp` or `rdp_curve` mechanism.
-fn guarantee_component(kind: &MechanismKind) -> Result<GuaranteePair> {
+/// The worst-case pair and the attaining Gaussian of a `zcdp` or `rdp_curve` mechanism
+/// (`attained_mu` overrides the Gaussian's μ; 0 for none).
+fn guarantee_component(kind: &MechanismKind, attained_mu: Option<f64>) -> Result<GuaranteePair> {
     use crate::mechanism::renyi_worst_case::RenyiGuarantee;
     let rho = match *kind {
         MechanismKind::Zcdp { rho } => Some(rho),
@@ -875,17 +889,43 @@ fn guarantee_component(kind: &MechanismKind) -> Result<GuaranteePair> {
             ))
         }
     };
+    let mu = attained_mu.unwrap_or(mu);
     let lower = if mu.is_finite() && mu > 0.0 {
         Some(Gaussian::new(1.0, mu)?)
     } else {
         None
     };
     Ok(GuaranteePair {
-        upper: guarantee.worst_case_atoms(),
+        upper: cached_worst_case_atoms(kind, &guarantee),
         lower,
         rho,
         guarantee: kind.clone(),
     })
+}
+
+/// Worst-case pairs built recently (about 0.1 s each): a process that asks many accountants
+/// about the same guarantee (a curve, a sweep, a calibration, a Python loop) builds it once.
+const GUARANTEE_CACHE_SIZE: usize = 16;
+
+fn cached_worst_case_atoms(
+    kind: &MechanismKind,
+    guarantee: &crate::mechanism::renyi_worst_case::RenyiGuarantee,
+) -> LossAtoms {
+    use std::sync::Mutex;
+    static CACHE: Mutex<Vec<(MechanismKind, LossAtoms)>> = Mutex::new(Vec::new());
+    if let Ok(cache) = CACHE.lock() {
+        if let Some((_, atoms)) = cache.iter().find(|(k, _)| k == kind) {
+            return atoms.clone();
+        }
+    }
+    let atoms = guarantee.worst_case_atoms();
+    if let Ok(mut cache) = CACHE.lock() {
+        if cache.len() >= GUARANTEE_CACHE_SIZE {
+            cache.remove(0);
+        }
+        cache.push((kind.clone(), atoms.clone()));
+    }
+    atoms
 }
 
 impl Component {

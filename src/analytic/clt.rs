@@ -221,7 +221,9 @@ impl OutcomePair {
     fn for_event(event: &Event, relation: Neighbouring) -> Result<Self, NotApplicable> {
         // (noise, one record's contribution, the relation's pair shift)
         let (noise, sensitivity, shift) = match event.mechanism.kind {
-            MechanismKind::Zcdp { .. } | MechanismKind::RdpCurve { .. } => {
+            MechanismKind::Zcdp { .. }
+            | MechanismKind::LaplaceLogNormal { .. }
+            | MechanismKind::RdpCurve { .. } => {
                 return Err(NotApplicable::new(format!(
                     "a {} event is known only by its guarantee: no distribution to estimate from",
                     event.mechanism.name()

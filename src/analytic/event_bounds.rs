@@ -56,6 +56,7 @@ fn pure_epsilon(mechanism: &MechanismKind, relation: Neighbouring) -> Option<App
         | MechanismKind::DiscreteGaussian { .. }
         | MechanismKind::MixtureOfGaussians { .. }
         | MechanismKind::Zcdp { .. }
+        | MechanismKind::LaplaceLogNormal { .. }
         | MechanismKind::RdpCurve { .. } => None,
         MechanismKind::PmfPair { ref p, ref q, .. } => Some(pmf_pair_guarantee(p, q)),
         MechanismKind::Laplace { scale, sensitivity } => {
@@ -129,7 +130,7 @@ fn amplified(guarantee: ApproxDp, rate: f64) -> ApproxDp {
 pub fn approximate_dp(event: &Event, relation: Neighbouring) -> Result<ApproxDp, NotApplicable> {
     let base = pure_epsilon(&event.mechanism.kind, relation).ok_or_else(|| {
         NotApplicable::new(match event.mechanism.kind {
-            MechanismKind::Zcdp { .. } | MechanismKind::RdpCurve { .. } => format!(
+            ref kind if kind.is_guarantee() => format!(
                 "a {} guarantee has no pure ε; the composition theorems need each event's \
                  (ε, δ)",
                 event.mechanism.name()
@@ -224,7 +225,9 @@ pub fn zcdp(event: &Event, relation: Neighbouring) -> Result<(f64, f64), NotAppl
             let shift = sensitivity.pair_shift(relation);
             (super::zcdp::gaussian_rho(sigma / shift), 0.0)
         }
-        MechanismKind::Zcdp { rho } => (rho, 0.0),
+        ref kind @ (MechanismKind::Zcdp { .. } | MechanismKind::LaplaceLogNormal { .. }) => {
+            (kind.zcdp_rho().unwrap_or(f64::INFINITY), 0.0)
+        }
         MechanismKind::RdpCurve { .. } => {
             return Err(NotApplicable::new(
                 "an RDP curve at finitely many orders implies no zCDP bound (use RDP or the PLD)",
@@ -354,7 +357,10 @@ pub fn rdp_curve(
                 Box::new(move |a| rdp_mechanisms::pure_dp(a, epsilon))
             }
             // The guarantee as stated, for the relation in use.
-            MechanismKind::Zcdp { rho } => Box::new(move |a| rho * a),
+            ref kind @ (MechanismKind::Zcdp { .. } | MechanismKind::LaplaceLogNormal { .. }) => {
+                let rho = kind.zcdp_rho().unwrap_or(f64::INFINITY);
+                Box::new(move |a| rho * a)
+            }
             // D_α is non-decreasing in α: bounded by the value at the next listed order up.
             MechanismKind::RdpCurve {
                 ref orders,

@@ -190,6 +190,14 @@ pub(super) fn parse_mechanism(
             keys(&["rho"])?;
             MechanismSpec::zcdp(json_number(object, "rho", POSITIVE)?)?
         }
+        "laplace_log_normal" => {
+            keys(&["sigma", "s", "t"])?;
+            MechanismSpec::laplace_log_normal(
+                json_number(object, "sigma", POSITIVE)?,
+                json_number(object, "s", POSITIVE)?,
+                json_number(object, "t", POSITIVE)?,
+            )?
+        }
         "rdp_curve" => {
             keys(&["orders", "values"])?;
             MechanismSpec::rdp_curve(json_list(object, "orders")?, json_list(object, "values")?)?
@@ -527,6 +535,11 @@ pub(super) fn mechanism_fields(mechanism: &MechanismSpec) -> Vec<(&'static str, 
             fields.push(("q", listed[1].clone().into()));
         }
         &MechanismKind::Zcdp { rho } => fields.push(("rho", rho.into())),
+        &MechanismKind::LaplaceLogNormal { sigma, s, t } => {
+            fields.push(("sigma", sigma.into()));
+            fields.push(("s", s.into()));
+            fields.push(("t", t.into()));
+        }
         MechanismKind::RdpCurve { orders, values } => {
             fields.push(("orders", orders.clone().into()));
             fields.push(("values", values.clone().into()));

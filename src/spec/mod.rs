@@ -96,6 +96,7 @@
 //! | `pmf_pair` | `p`, `q`: probabilities of the same outcomes on the two datasets (each list summing to 1) |
 //! | `zcdp` | `rho` > 0: any ρ-zCDP mechanism; no sampling |
 //! | `rdp_curve` | `orders` (each > 1), `values` (each ≥ 0): any mechanism with `D_α ≤ value` at each order; no sampling |
+//! | `laplace_log_normal` | `sigma`, `s`, `t` > 0: smooth-sensitivity noise, ½(t/σ + e^{3σ²/2}s)²-zCDP; no sampling |
 //!
 //! **Sensitivity.** `sensitivity` is one record's contribution (the add/remove sensitivity;
 //! for DP-SGD the clipping norm). Under `"replace"` an additive query can then move by twice
@@ -162,7 +163,7 @@ pub fn steps_from_epochs(exact: f64) -> Option<u64> {
 }
 
 /// Mechanism names the specification accepts.
-const MECHANISMS: [&str; 10] = [
+const MECHANISMS: [&str; 11] = [
     "gaussian",
     "laplace",
     "discrete_laplace",
@@ -173,6 +174,7 @@ const MECHANISMS: [&str; 10] = [
     "pmf_pair",
     "zcdp",
     "rdp_curve",
+    "laplace_log_normal",
 ];
 
 const POSITIVE: &str = "a finite number > 0";
