@@ -156,7 +156,9 @@ impl RenyiGuarantee {
         };
         let first = bracket(grid[0], &mut search);
         let second = bracket(grid[1], &mut search);
-        let mut vertices: Vec<(f64, f64)> = vec![(0.0, first)];
+        // B is `first` on [0, q_0] and `second` on [q_0, q_1]: both ends of the step are
+        // vertices, so that the polyline never cuts under it.
+        let mut vertices: Vec<(f64, f64)> = vec![(0.0, first), (grid[0], first.max(second))];
         // The value B takes at the right end of the last interval, met at the next vertex.
         let mut left_end = second;
         let mut p_next = second;
