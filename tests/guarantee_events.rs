@@ -237,3 +237,73 @@ fn laplace_log_normal_is_accounted_by_its_zcdp_guarantee() {
         assert!(message.contains(field), "{json}: {message}");
     }
 }
+
+/// The exponential mechanism as ε-bounded range: the bracket holds the two-output exponential
+/// mechanism it attains (randomized response with ε/2) and lies strictly below the generic
+/// ε-DP accounting (`eps_delta` with δ = 0, whose composition is the exact optimal
+/// composition theorem), alone and in a mix.
+#[test]
+fn the_exponential_mechanism_is_accounted_as_bounded_range() {
+    let options = AccountantOptions::default();
+    for (epsilon, count) in [(0.1f64, 100u64), (1.0, 100), (1.0, 1), (3.0, 10)] {
+        let em = spec(&format!(
+            r#"{{"events": [{{"mechanism": "exponential", "epsilon": {epsilon}, "count": {count}}}]}}"#
+        ));
+        let generic = spec(&format!(
+            r#"{{"events": [{{"mechanism": "eps_delta", "epsilon": {epsilon}, "delta": 0, "count": {count}}}]}}"#
+        ));
+        let attained = spec(&format!(
+            r#"{{"events": [{{"mechanism": "randomized_response", "epsilon": {}, "count": {count}}}]}}"#,
+            epsilon / 2.0
+        ));
+        for delta in [1e-3, 1e-6, 1e-10] {
+            let a = Accountant::new(&em, options)
+                .unwrap()
+                .epsilon_for_delta(delta)
+                .unwrap();
+            let g = Accountant::new(&generic, options)
+                .unwrap()
+                .epsilon_for_delta(delta)
+                .unwrap();
+            let r = Accountant::new(&attained, options)
+                .unwrap()
+                .epsilon_for_delta(delta)
+                .unwrap();
+            assert!(
+                a.epsilon.upper < g.epsilon.lower,
+                "ε {epsilon} ×{count} δ {delta:e}: BR {:?} not below ε-DP {:?}",
+                a.epsilon,
+                g.epsilon
+            );
+            // The lower end is the attained exponential mechanism's own lower bound.
+            assert!(a.epsilon.lower <= r.epsilon.upper && r.epsilon.lower <= a.epsilon.upper);
+            // Off the attained pair's lattice the grid costs a little of the lower bound.
+            assert!(a.epsilon.lower >= r.epsilon.lower * 0.99, "{a:?} vs {r:?}");
+        }
+    }
+    let mixed = spec(
+        r#"{"events": [{"mechanism": "exponential", "epsilon": 0.5, "count": 3},
+                       {"mechanism": "zcdp", "rho": 0.01},
+                       {"mechanism": "gaussian", "sigma": 1.0, "sampling": {"poisson": 0.01}, "count": 100}]}"#,
+    );
+    let comparison = compare(&mixed, 1e-6, options).unwrap();
+    let upper = comparison.row(PLD_UPPER).unwrap().epsilon;
+    for row in &comparison.rows {
+        if row.kind == pld_accountant::Kind::UpperBound {
+            assert!(
+                upper <= row.epsilon * (1.0 + 1e-12),
+                "{}: {} < PLD {upper}",
+                row.method,
+                row.epsilon
+            );
+        }
+    }
+    let again = CompositionSpec::from_json_value(&mixed.to_json_value()).unwrap();
+    assert_eq!(mixed, again);
+    for json in [
+        r#"{"mechanism": "exponential", "epsilon": 0}"#,
+        r#"{"mechanism": "exponential", "epsilon": 1, "sampling": {"poisson": 0.5}}"#,
+    ] {
+        assert!(CompositionSpec::from_json_str(&format!(r#"{{"events": [{json}]}}"#)).is_err());
+    }
+}

@@ -90,6 +90,11 @@ enum Mech {
     Zcdp {
         rho: f64,
     },
+    /// ε-bounded range: the lower truth is the two-output exponential mechanism it attains
+    /// (randomized response with ε/2), the upper one its ε-DP guarantee.
+    Exponential {
+        eps: f64,
+    },
     PmfPair {
         p: Vec<f64>,
         q: Vec<f64>,
@@ -178,6 +183,10 @@ fn draw_event(rng: &mut ChaCha8Rng, replace: bool, cheap: bool) -> Ev {
         Mech::Zcdp {
             rho: log_uniform(rng, 1e-6, 50.0),
         }
+    } else if rng.gen_bool(0.05) {
+        Mech::Exponential {
+            eps: log_uniform(rng, 1e-3, 30.0),
+        }
     } else {
         match rng.gen_range(0..kinds) {
             0 => Mech::Gaussian {
@@ -252,7 +261,7 @@ fn draw_event(rng: &mut ChaCha8Rng, replace: bool, cheap: bool) -> Ev {
     );
     let samplable = !matches!(
         mech,
-        Mech::Mixture { .. } | Mech::PmfPair { .. } | Mech::Zcdp { .. }
+        Mech::Mixture { .. } | Mech::PmfPair { .. } | Mech::Zcdp { .. } | Mech::Exponential { .. }
     );
     let samp = if !samplable || rng.gen_bool(0.5) {
         Samp::None
@@ -367,6 +376,7 @@ fn event_json(ev: &Ev) -> Value {
             "sigma": sigma, "sensitivities": sens, "probabilities": probs}),
         Mech::PmfPair { p, q } => json!({"mechanism": "pmf_pair", "p": p, "q": q}),
         Mech::Zcdp { rho } => json!({"mechanism": "zcdp", "rho": rho}),
+        Mech::Exponential { eps } => json!({"mechanism": "exponential", "epsilon": eps}),
     };
     match ev.samp {
         Samp::None => {}
@@ -556,6 +566,10 @@ fn single_base(ev: &Ev, replace: bool) -> Option<DeltaFn> {
         }
         &Mech::EpsDelta { eps, delta } => Box::new(move |e| oracle::eps_delta(1, eps, delta, e)),
         Mech::Mixture { .. } | Mech::Zcdp { .. } => return None,
+        &Mech::Exponential { eps } => {
+            let t = oracle::ThreeAtom::randomized_response(1, eps / 2.0, 2);
+            Box::new(move |e| t.delta(e))
+        }
         Mech::PmfPair { p, q } => return pmf_fn(p, q, 1),
     })
 }
@@ -614,6 +628,10 @@ fn exact_event(ev: &Ev, replace: bool) -> Option<DeltaFn> {
             let t = oracle::ThreeAtom::randomized_response(k, eps, cats);
             Some(Box::new(move |e| t.delta(e)))
         }
+        &Mech::Exponential { eps } => {
+            let t = oracle::ThreeAtom::randomized_response(k, eps / 2.0, 2);
+            Some(Box::new(move |e| t.delta(e)))
+        }
         &Mech::EpsDelta { eps, delta } => {
             Some(Box::new(move |e| oracle::eps_delta(k, eps, delta, e)))
         }
@@ -664,7 +682,7 @@ fn eps_delta_of(ev: &Ev, replace: bool) -> Option<(f64, f64)> {
     let (e0, d0) = match &ev.mech {
         &Mech::Laplace { scale, sens } => (f * sens / scale, 0.0),
         &Mech::DiscreteLaplace { scale, sens } => ((sens as f64 * f) / scale, 0.0),
-        &Mech::RandomizedResponse { eps, .. } => (eps, 0.0),
+        &Mech::RandomizedResponse { eps, .. } | &Mech::Exponential { eps } => (eps, 0.0),
         &Mech::EpsDelta { eps, delta } => (eps, delta),
         Mech::PmfPair { p, q } => {
             let mut e: f64 = 0.0;
@@ -875,6 +893,7 @@ fn mech_name(m: &Mech) -> &'static str {
         Mech::Mixture { .. } => "mixture_of_gaussians",
         Mech::PmfPair { .. } => "pmf_pair",
         Mech::Zcdp { .. } => "zcdp",
+        Mech::Exponential { .. } => "exponential",
     }
 }
 

@@ -47,7 +47,7 @@ pub(super) enum Component {
     /// mixture of Poisson-subsampled Gaussians above, an attained one below.
     TruncatedPoisson(TruncatedPoissonGaussian),
     /// A mechanism known only by a Rényi guarantee (see [`GuaranteePair`]).
-    Guarantee(GuaranteePair),
+    Guarantee(Box<GuaranteePair>),
     /// Exact atoms of a finite pair (REMOVE direction), with the lattice their losses lie on
     /// when it is known (every loss an integer multiple of it).
     Atoms {
@@ -135,7 +135,7 @@ impl Plan {
                 other => other,
             })?;
             groups.push(Group {
-                component: Component::Guarantee(pair),
+                component: Component::Guarantee(Box::new(pair)),
                 count: 1,
             });
         }
@@ -376,10 +376,20 @@ impl Plan {
                     symmetry: Symmetry::Asymmetric,
                     lattice: None,
                 },
+                (&MechanismKind::Exponential { epsilon }, SamplingKind::None) => {
+                    Component::Guarantee(Box::new(GuaranteePair {
+                        upper: crate::mechanism::bounded_range::dominating_atoms(epsilon)
+                            .map_err(located)?,
+                        lower: GuaranteeLower::Atoms(discrete::eps_delta(epsilon / 2.0, 0.0)),
+                        rho: None,
+                        guarantee: event.mechanism.kind.clone(),
+                    }))
+                }
                 (
                     MechanismKind::Zcdp { .. }
                     | MechanismKind::LaplaceLogNormal { .. }
-                    | MechanismKind::RdpCurve { .. },
+                    | MechanismKind::RdpCurve { .. }
+                    | MechanismKind::Exponential { .. },
                     sampling,
                 ) => {
                     if sampling != SamplingKind::None {
@@ -393,7 +403,10 @@ impl Plan {
                             ),
                         });
                     }
-                    Component::Guarantee(guarantee_component(&event.mechanism.kind, None)?)
+                    Component::Guarantee(Box::new(guarantee_component(
+                        &event.mechanism.kind,
+                        None,
+                    )?))
                 }
             };
             // Only the Gaussian takes random allocation, and it never reaches a group when
@@ -724,9 +737,10 @@ impl Plan {
         }
         let mut rho = self.gaussian_mu.map_or(0.0, |mu| 0.5 * mu * mu);
         for group in &self.groups {
-            let Component::Guarantee(GuaranteePair { rho: Some(r), .. }) = &group.component else {
+            let Component::Guarantee(pair) = &group.component else {
                 return None;
             };
+            let r = pair.rho?;
             rho += group.count as f64 * r;
         }
         let terms = 2.0 * self.groups.len() as f64 + 2.0;
@@ -747,7 +761,7 @@ impl Plan {
             .groups
             .iter()
             .map(|g| match &g.component {
-                Component::Guarantee(pair) => Some((pair, g.count as f64)),
+                Component::Guarantee(pair) => Some((&**pair, g.count as f64)),
                 _ => None,
             })
             .collect::<Option<_>>()?;
@@ -825,6 +839,17 @@ impl Plan {
     }
 }
 
+/// The lower-bound pair of a mechanism known by its guarantee.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum GuaranteeLower {
+    /// A Gaussian that has the guarantee.
+    Gaussian(Gaussian),
+    /// Exact atoms of a mechanism that has it (symmetric).
+    Atoms(LossAtoms),
+    /// None known: no loss.
+    NoLoss,
+}
+
 /// A mechanism known only by a Rényi guarantee (zCDP or an RDP curve), both directions alike
 /// (the guarantee holds for ordered pairs of neighbours either way round).
 ///
@@ -839,7 +864,7 @@ impl Plan {
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct GuaranteePair {
     pub(super) upper: LossAtoms,
-    pub(super) lower: Option<Gaussian>,
+    pub(super) lower: GuaranteeLower,
     /// ρ of a zCDP guarantee (for the closed-form conversion of a pure-zCDP composition).
     pub(super) rho: Option<f64>,
     /// The guarantee itself: `zcdp` or `rdp_curve`.
@@ -852,6 +877,10 @@ impl GuaranteePair {
     fn divergence(&self, alpha: f64) -> f64 {
         match &self.guarantee {
             &MechanismKind::Zcdp { rho } => rho * alpha,
+            // ε-BR is ε-DP: the pure-DP curve.
+            &MechanismKind::Exponential { epsilon } => {
+                crate::analytic::rdp_mechanisms::pure_dp(alpha, epsilon)
+            }
             MechanismKind::RdpCurve { orders, values } => orders
                 .iter()
                 .zip(values)
@@ -891,9 +920,9 @@ fn guarantee_component(kind: &MechanismKind, attained_mu: Option<f64>) -> Result
     };
     let mu = attained_mu.unwrap_or(mu);
     let lower = if mu.is_finite() && mu > 0.0 {
-        Some(Gaussian::new(1.0, mu)?)
+        GuaranteeLower::Gaussian(Gaussian::new(1.0, mu)?)
     } else {
-        None
+        GuaranteeLower::NoLoss
     };
     Ok(GuaranteePair {
         upper: cached_worst_case_atoms(kind, &guarantee),
@@ -991,10 +1020,15 @@ impl Component {
                 (Bound::Upper, _) => {
                     PrivacyLossDistribution::from_atoms(&pair.upper, symmetry, step, bound)
                 }
-                (Bound::Lower, Some(gaussian)) => PrivacyLossDistribution::from_mechanism(
-                    gaussian, symmetry, step, tail_mass, bound,
-                ),
-                (Bound::Lower, None) => no_loss_lower(step),
+                (Bound::Lower, GuaranteeLower::Gaussian(gaussian)) => {
+                    PrivacyLossDistribution::from_mechanism(
+                        gaussian, symmetry, step, tail_mass, bound,
+                    )
+                }
+                (Bound::Lower, GuaranteeLower::Atoms(atoms)) => {
+                    PrivacyLossDistribution::from_atoms(atoms, symmetry, step, bound)
+                }
+                (Bound::Lower, GuaranteeLower::NoLoss) => no_loss_lower(step),
             },
             Component::RandomAllocation(allocation) => allocation.pld(bound, step, tail_mass),
             Component::Shuffle(epoch) => epoch.pld(bound, step, tail_mass),

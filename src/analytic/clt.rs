@@ -223,7 +223,8 @@ impl OutcomePair {
         let (noise, sensitivity, shift) = match event.mechanism.kind {
             MechanismKind::Zcdp { .. }
             | MechanismKind::LaplaceLogNormal { .. }
-            | MechanismKind::RdpCurve { .. } => {
+            | MechanismKind::RdpCurve { .. }
+            | MechanismKind::Exponential { .. } => {
                 return Err(NotApplicable::new(format!(
                     "a {} event is known only by its guarantee: no distribution to estimate from",
                     event.mechanism.name()

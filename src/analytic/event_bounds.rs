@@ -66,6 +66,8 @@ fn pure_epsilon(mechanism: &MechanismKind, relation: Neighbouring) -> Option<App
             pure(sensitivity.pair_shift(relation) / scale)
         }
         MechanismKind::RandomizedResponse { epsilon, .. } => pure(epsilon),
+        // ε-BR implies ε-DP.
+        MechanismKind::Exponential { epsilon } => pure(epsilon),
         MechanismKind::EpsDelta { epsilon, delta } => Some(ApproxDp { epsilon, delta }),
     }
 }
@@ -353,7 +355,7 @@ pub fn rdp_curve(
                 epsilon,
                 categories,
             } => Box::new(move |a| rdp_mechanisms::randomized_response(a, epsilon, categories)),
-            MechanismKind::EpsDelta { epsilon, .. } => {
+            MechanismKind::EpsDelta { epsilon, .. } | MechanismKind::Exponential { epsilon } => {
                 Box::new(move |a| rdp_mechanisms::pure_dp(a, epsilon))
             }
             // The guarantee as stated, for the relation in use.

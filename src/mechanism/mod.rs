@@ -11,6 +11,7 @@
 //! (its PLD is the dual `ω_add(−l) = e^{−l}·ω_remove(l)`), so it needs no code of its own.
 
 pub mod analytic_gaussian;
+pub mod bounded_range;
 pub mod discrete;
 mod gaussian;
 mod laplace;

@@ -190,6 +190,10 @@ pub(super) fn parse_mechanism(
             keys(&["rho"])?;
             MechanismSpec::zcdp(json_number(object, "rho", POSITIVE)?)?
         }
+        "exponential" => {
+            keys(&["epsilon"])?;
+            MechanismSpec::exponential(json_number(object, "epsilon", POSITIVE)?)?
+        }
         "laplace_log_normal" => {
             keys(&["sigma", "s", "t"])?;
             MechanismSpec::laplace_log_normal(
@@ -535,6 +539,7 @@ pub(super) fn mechanism_fields(mechanism: &MechanismSpec) -> Vec<(&'static str, 
             fields.push(("q", listed[1].clone().into()));
         }
         &MechanismKind::Zcdp { rho } => fields.push(("rho", rho.into())),
+        &MechanismKind::Exponential { epsilon } => fields.push(("epsilon", epsilon.into())),
         &MechanismKind::LaplaceLogNormal { sigma, s, t } => {
             fields.push(("sigma", sigma.into()));
             fields.push(("s", s.into()));

@@ -34,6 +34,8 @@ pub(crate) enum MechanismKind {
     },
     /// Any ρ-zCDP mechanism.
     Zcdp { rho: f64 },
+    /// The exponential mechanism calibrated to ε-DP (ε-bounded range).
+    Exponential { epsilon: f64 },
     /// Smooth-sensitivity noise `f(x) + S(x)/s · Z`, Z = X·e^{σY} (X Laplace, Y normal),
     /// smooth sensitivity S of smoothness t: ½(t/σ + e^{3σ²/2}·s)²-zCDP.
     LaplaceLogNormal { sigma: f64, s: f64, t: f64 },
@@ -183,6 +185,21 @@ impl MechanismSpec {
     pub fn zcdp(rho: f64) -> Result<Self> {
         Ok(MechanismKind::Zcdp {
             rho: check_positive("rho", rho)?,
+        }
+        .into())
+    }
+
+    /// The exponential mechanism calibrated to ε-DP, `P(y | D) ∝ exp(ε·u(D, y)/(2Δ))` for a
+    /// utility of sensitivity Δ (or report-noisy-max with Gumbel noise, the same mechanism),
+    /// accounted as ε-bounded range: above, a pair that dominates every ε-BR mechanism; below,
+    /// the two-output exponential mechanism it attains (randomized response with ε/2). See
+    /// [`crate::mechanism::bounded_range`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming `epsilon` unless it is finite and > 0.
+    pub fn exponential(epsilon: f64) -> Result<Self> {
+        Ok(MechanismKind::Exponential {
+            epsilon: check_positive("epsilon", epsilon)?,
         }
         .into())
     }
@@ -387,6 +404,7 @@ impl MechanismSpec {
             MechanismKind::MixtureOfGaussians { .. } => "mixture_of_gaussians",
             MechanismKind::PmfPair { .. } => "pmf_pair",
             MechanismKind::Zcdp { .. } => "zcdp",
+            MechanismKind::Exponential { .. } => "exponential",
             MechanismKind::LaplaceLogNormal { .. } => "laplace_log_normal",
             MechanismKind::RdpCurve { .. } => "rdp_curve",
         }
@@ -472,7 +490,8 @@ impl MechanismSpec {
     pub fn epsilon(&self) -> Option<f64> {
         match self.kind {
             MechanismKind::RandomizedResponse { epsilon, .. }
-            | MechanismKind::EpsDelta { epsilon, .. } => Some(epsilon),
+            | MechanismKind::EpsDelta { epsilon, .. }
+            | MechanismKind::Exponential { epsilon } => Some(epsilon),
             _ => None,
         }
     }

@@ -96,6 +96,7 @@
 //! | `pmf_pair` | `p`, `q`: probabilities of the same outcomes on the two datasets (each list summing to 1) |
 //! | `zcdp` | `rho` > 0: any ρ-zCDP mechanism; no sampling |
 //! | `rdp_curve` | `orders` (each > 1), `values` (each ≥ 0): any mechanism with `D_α ≤ value` at each order; no sampling |
+//! | `exponential` | `epsilon` > 0: the exponential mechanism (or report-noisy-max with Gumbel noise) calibrated to ε-DP, accounted as ε-bounded range; no sampling |
 //! | `laplace_log_normal` | `sigma`, `s`, `t` > 0: smooth-sensitivity noise, ½(t/σ + e^{3σ²/2}s)²-zCDP; no sampling |
 //!
 //! **Sensitivity.** `sensitivity` is one record's contribution (the add/remove sensitivity;
@@ -163,7 +164,7 @@ pub fn steps_from_epochs(exact: f64) -> Option<u64> {
 }
 
 /// Mechanism names the specification accepts.
-const MECHANISMS: [&str; 11] = [
+const MECHANISMS: [&str; 12] = [
     "gaussian",
     "laplace",
     "discrete_laplace",
@@ -175,6 +176,7 @@ const MECHANISMS: [&str; 11] = [
     "zcdp",
     "rdp_curve",
     "laplace_log_normal",
+    "exponential",
 ];
 
 const POSITIVE: &str = "a finite number > 0";

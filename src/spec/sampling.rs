@@ -342,14 +342,25 @@ pub(super) fn check_sampling_applies(mechanism: &MechanismSpec, sampling: Sampli
     let name = mechanism.name();
     match sampling.kind {
         SamplingKind::None => Ok(()),
-        _ if mechanism.kind.is_guarantee() => Err(Error::Incompatible {
-            field: "sampling".into(),
-            reason: format!(
-                "{name} is known only by its Rényi guarantee, which says nothing about a \
+        _ if mechanism.kind.is_guarantee()
+            || matches!(mechanism.kind, MechanismKind::Exponential { .. }) =>
+        {
+            Err(Error::Incompatible {
+                field: "sampling".into(),
+                reason: if matches!(mechanism.kind, MechanismKind::Exponential { .. }) {
+                    format!(
+                        "{name} is accounted unsampled; for a sampled selection state its \
+                     amplified guarantee as eps_delta"
+                    )
+                } else {
+                    format!(
+                        "{name} is known only by its Rényi guarantee, which says nothing about a \
                      sampled run: state the guarantee of the sampled mechanism itself (its \
                      own zcdp or rdp_curve)"
-            ),
-        }),
+                    )
+                },
+            })
+        }
         SamplingKind::Poisson(_) => match mechanism.kind {
             MechanismKind::MixtureOfGaussians { .. } | MechanismKind::PmfPair { .. } => {
                 Err(Error::Incompatible {
