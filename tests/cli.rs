@@ -4325,3 +4325,27 @@ fn sweep_of_20_by_20_takes_at_most_5_s() {
     eprintln!("20 × 20 sweep: {seconds:.2} s");
     assert!(seconds <= 5.0, "{seconds} s");
 }
+
+// --- mechanisms known by their guarantee -------------------------------------------------------
+
+#[test]
+fn mixed_release_preset_through_the_cli() {
+    let json = run_json(
+        &["compare", "--preset", "mixed-release", "--format", "json"],
+        None,
+    );
+    assert_eq!(json["delta"].as_f64(), Some(1e-6));
+    let rows = json["rows"].as_array().expect("rows");
+    let epsilon = |method: &str| {
+        rows.iter()
+            .find(|r| r["method"] == method)
+            .and_then(|r| r["epsilon"].as_f64())
+            .unwrap_or_else(|| panic!("no {method} row: {json}"))
+    };
+    assert!(epsilon("pld_lower") <= epsilon("pld_upper"));
+    assert!(epsilon("pld_upper") <= epsilon("rdp"));
+    let spec = run_ok(&["presets", "mixed-release"], None);
+    for name in ["laplace_log_normal", "exponential", "gaussian"] {
+        assert!(spec.contains(name), "{spec}");
+    }
+}

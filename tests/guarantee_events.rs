@@ -307,3 +307,34 @@ fn the_exponential_mechanism_is_accounted_as_bounded_range() {
         assert!(CompositionSpec::from_json_str(&format!(r#"{{"events": [{json}]}}"#)).is_err());
     }
 }
+
+/// The mixed preset (smooth-sensitivity median, DP-SGD, exponential-mechanism selection):
+/// the bracket is valid and its upper end is at most every analytic upper bound, at every δ.
+#[test]
+fn the_mixed_release_preset_is_at_most_every_analytic_row() {
+    let preset = pld_accountant::spec::presets::find("mixed-release").unwrap();
+    let spec = preset.spec().unwrap();
+    for delta in [1e-3, 1e-6, 1e-9, 1e-12] {
+        let comparison = compare(&spec, delta, AccountantOptions::default()).unwrap();
+        let upper = comparison.row(PLD_UPPER).unwrap().epsilon;
+        let lower = comparison.row(PLD_LOWER).unwrap().epsilon;
+        assert!(
+            0.0 <= lower && lower <= upper,
+            "δ {delta:e}: [{lower}, {upper}]"
+        );
+        let analytic: Vec<_> = comparison
+            .rows
+            .iter()
+            .filter(|r| r.kind == pld_accountant::Kind::UpperBound && r.method != PLD_UPPER)
+            .collect();
+        assert!(!analytic.is_empty(), "no analytic row at δ {delta:e}");
+        for row in analytic {
+            assert!(
+                upper <= row.epsilon,
+                "δ {delta:e}: PLD {upper} > {} {}",
+                row.method,
+                row.epsilon
+            );
+        }
+    }
+}
