@@ -429,3 +429,21 @@ def test_a_zcdp_guarantee_composes_with_dp_sgd_and_beats_rdp():
     assert rows.row("pld_upper")["epsilon"] <= rows.row("rdp")["epsilon"]
     with pytest.raises(ValueError, match="rho"):
         pld.epsilon({"events": [{"mechanism": "zcdp", "rho": -1}]}, 1e-5)
+
+
+def test_the_mixed_release_composes_every_kind_of_event():
+    """The ``mixed-release`` preset's events (``pld presets mixed-release``): a
+    smooth-sensitivity median known by its zCDP guarantee, DP-SGD steps and an
+    exponential-mechanism selection; the PLD bracket is valid and below RDP."""
+    spec = {
+        "events": [
+            {"mechanism": "laplace_log_normal", "sigma": 0.6, "s": 0.2, "t": 0.2},
+            {"mechanism": "gaussian", "sigma": 1.0, "sampling": {"poisson": 0.01}, "count": 100},
+            {"mechanism": "exponential", "epsilon": 0.5},
+        ]
+    }
+    rows = pld.compare(spec, 1e-6)
+    assert 0 <= rows.row("pld_lower")["epsilon"] <= rows.row("pld_upper")["epsilon"]
+    assert rows.row("pld_upper")["epsilon"] <= rows.row("rdp")["epsilon"]
+    answer = pld.epsilon(spec, 1e-6)
+    assert answer.upper == rows.row("pld_upper")["epsilon"]
