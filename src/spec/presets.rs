@@ -272,8 +272,7 @@ pub const PRESETS: [Preset; 7] = [
     },
     Preset {
         name: "mixed-release",
-        description: "smooth-sensitivity median + 100 DP-SGD steps + exponential-mechanism \
-                      model selection (wide)",
+        description: "smooth-sensitivity median + 100 DP-SGD steps + exponential selection (wide)",
         source: "the data-dependent lecture's Laplace-log-normal median (σ = 0.6, s = t = 0.2: \
                  ½(t/σ + e^{3σ²/2}s)²-zCDP, Bun & Steinke 2019), 100 Poisson DP-SGD steps \
                  (σ = 1, q = 0.01) and one exponential-mechanism selection at ε = 0.5 \
