@@ -90,6 +90,11 @@ enum Mech {
     Zcdp {
         rho: f64,
     },
+    /// An RDP curve listed at a few orders from a Gaussian's own curve αμ²/2: that Gaussian has
+    /// the guarantee, so it is the lower truth.
+    RdpGaussian {
+        mu: f64,
+    },
     /// ε-bounded range: the lower truth is the two-output exponential mechanism it attains
     /// (randomized response with ε/2), the upper one its ε-DP guarantee.
     Exponential {
@@ -183,6 +188,10 @@ fn draw_event(rng: &mut ChaCha8Rng, replace: bool, cheap: bool) -> Ev {
         Mech::Zcdp {
             rho: log_uniform(rng, 1e-6, 50.0),
         }
+    } else if rng.gen_bool(0.04) {
+        Mech::RdpGaussian {
+            mu: log_uniform(rng, 1e-3, 10.0),
+        }
     } else if rng.gen_bool(0.05) {
         Mech::Exponential {
             eps: log_uniform(rng, 1e-3, 30.0),
@@ -261,7 +270,11 @@ fn draw_event(rng: &mut ChaCha8Rng, replace: bool, cheap: bool) -> Ev {
     );
     let samplable = !matches!(
         mech,
-        Mech::Mixture { .. } | Mech::PmfPair { .. } | Mech::Zcdp { .. } | Mech::Exponential { .. }
+        Mech::Mixture { .. }
+            | Mech::PmfPair { .. }
+            | Mech::Zcdp { .. }
+            | Mech::RdpGaussian { .. }
+            | Mech::Exponential { .. }
     );
     let samp = if !samplable || rng.gen_bool(0.5) {
         Samp::None
@@ -377,6 +390,11 @@ fn event_json(ev: &Ev) -> Value {
         Mech::PmfPair { p, q } => json!({"mechanism": "pmf_pair", "p": p, "q": q}),
         Mech::Zcdp { rho } => json!({"mechanism": "zcdp", "rho": rho}),
         Mech::Exponential { eps } => json!({"mechanism": "exponential", "epsilon": eps}),
+        Mech::RdpGaussian { mu } => {
+            let orders = [1.5, 2.0, 3.0, 5.0, 8.0, 16.0, 32.0, 64.0];
+            let values: Vec<f64> = orders.iter().map(|a| a * mu * mu / 2.0).collect();
+            json!({"mechanism": "rdp_curve", "orders": orders, "values": values})
+        }
     };
     match ev.samp {
         Samp::None => {}
@@ -565,7 +583,7 @@ fn single_base(ev: &Ev, replace: bool) -> Option<DeltaFn> {
             Box::new(move |e| t.delta(e))
         }
         &Mech::EpsDelta { eps, delta } => Box::new(move |e| oracle::eps_delta(1, eps, delta, e)),
-        Mech::Mixture { .. } | Mech::Zcdp { .. } => return None,
+        Mech::Mixture { .. } | Mech::Zcdp { .. } | Mech::RdpGaussian { .. } => return None,
         &Mech::Exponential { eps } => {
             let t = oracle::ThreeAtom::randomized_response(1, eps / 2.0, 2);
             Box::new(move |e| t.delta(e))
@@ -790,6 +808,10 @@ fn truth_for(case: &Case) -> Truth {
                 mu2 += ev.count as f64 * 2.0 * rho;
                 any_gaussian = true;
             }
+            (&Mech::RdpGaussian { mu }, None) => {
+                mu2 += ev.count as f64 * mu * mu;
+                any_gaussian = true;
+            }
             _ => rest.push(ev),
         }
     }
@@ -894,6 +916,7 @@ fn mech_name(m: &Mech) -> &'static str {
         Mech::PmfPair { .. } => "pmf_pair",
         Mech::Zcdp { .. } => "zcdp",
         Mech::Exponential { .. } => "exponential",
+        Mech::RdpGaussian { .. } => "rdp_curve",
     }
 }
 
