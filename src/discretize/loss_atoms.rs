@@ -76,6 +76,47 @@ impl LossAtoms {
         LossAtoms::from_atoms(atoms, p_infinity, q_neg_infinity)
     }
 
+    /// The pair whose best tests trace the upper concave hull of `points`, as (false-positive
+    /// rate, true-positive rate) pairs that include (0, 0) and (1, 1): each hull segment is an
+    /// outcome with Q-mass its FPR length, P-mass its TPR rise and loss ln(slope); a vertical
+    /// segment is P-mass at loss +∞, a flat one Q-mass at −∞. Its trade-off curve is
+    /// `1 − hull`, so the pair dominates every mechanism whose TPR at each FPR is below the
+    /// points' hull. A point kept by rounding in the hull test only makes the pair more
+    /// pessimistic.
+    pub fn from_tpr_curve(mut points: Vec<(f64, f64)>) -> Self {
+        points.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        let mut hull: Vec<(f64, f64)> = Vec::with_capacity(points.len());
+        for &c in &points {
+            while hull.len() >= 2 {
+                let (a, b) = (hull[hull.len() - 2], hull[hull.len() - 1]);
+                // b clearly below the chord a → c: drop it.
+                let (left, right) = ((b.1 - a.1) * (c.0 - a.0), (c.1 - a.1) * (b.0 - a.0));
+                if left < right - 16.0 * f64::EPSILON * (left.abs() + right.abs()) {
+                    hull.pop();
+                } else {
+                    break;
+                }
+            }
+            hull.push(c);
+        }
+        let mut atoms = Vec::new();
+        let (mut p_infinity, mut q_neg_infinity) = (0.0, 0.0);
+        for s in hull.windows(2) {
+            let (dq, dp) = (s[1].0 - s[0].0, s[1].1 - s[0].1);
+            match (dq > 0.0, dp > 0.0) {
+                (true, true) => atoms.push(LossAtom {
+                    loss: dp.ln() - dq.ln(),
+                    p: dp,
+                    q: dq,
+                }),
+                (false, true) => p_infinity += dp,
+                (true, false) => q_neg_infinity += dq,
+                (false, false) => {}
+            }
+        }
+        LossAtoms::from_atoms(atoms, p_infinity, q_neg_infinity)
+    }
+
     /// A PLD from atoms (in any order) and the infinite masses.
     ///
     /// An atom whose P-mass is 0 (it underflowed: e.g. `e^{−ε}` for ε > 745) or whose loss is

@@ -26,7 +26,7 @@
 //! (0, Δ) on D′ is randomized response with ε/2 (losses ±ε/2): a valid lower bound for the
 //! exponential mechanism itself, composed or not.
 
-use crate::discretize::loss_atoms::{LossAtom, LossAtoms};
+use crate::discretize::loss_atoms::LossAtoms;
 use crate::error::{Error, Result};
 
 /// Intervals of the t grid.
@@ -87,38 +87,7 @@ pub fn dominating_atoms(epsilon: f64) -> Result<LossAtoms> {
             }
         }
     }
-    points.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    // Upper concave hull in (FPR, TPR); a point kept by rounding only makes it more
-    // pessimistic.
-    let mut hull: Vec<(f64, f64)> = Vec::with_capacity(points.len());
-    for &c in &points {
-        while hull.len() >= 2 {
-            let (a, b) = (hull[hull.len() - 2], hull[hull.len() - 1]);
-            let (left, right) = ((b.1 - a.1) * (c.0 - a.0), (c.1 - a.1) * (b.0 - a.0));
-            if left < right - 16.0 * f64::EPSILON * (left.abs() + right.abs()) {
-                hull.pop();
-            } else {
-                break;
-            }
-        }
-        hull.push(c);
-    }
-    let mut atoms = Vec::new();
-    let (mut p_infinity, mut q_neg_infinity) = (0.0, 0.0);
-    for s in hull.windows(2) {
-        let (dq, dp) = (s[1].0 - s[0].0, s[1].1 - s[0].1);
-        match (dq > 0.0, dp > 0.0) {
-            (true, true) => atoms.push(LossAtom {
-                loss: dp.ln() - dq.ln(),
-                p: dp,
-                q: dq,
-            }),
-            (false, true) => p_infinity += dp,
-            (true, false) => q_neg_infinity += dq,
-            (false, false) => {}
-        }
-    }
-    Ok(LossAtoms::from_atoms(atoms, p_infinity, q_neg_infinity))
+    Ok(LossAtoms::from_tpr_curve(points))
 }
 
 #[cfg(test)]

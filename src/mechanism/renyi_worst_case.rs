@@ -27,7 +27,7 @@
 //!    P-mass = its drop in FNR, loss = ln(slope). What the grid leaves out at FPR below `q_0`
 //!    goes to loss +∞ (P-mass `P_0`).
 
-use crate::discretize::loss_atoms::{LossAtom, LossAtoms};
+use crate::discretize::loss_atoms::LossAtoms;
 use crate::error::{Error, Result};
 
 /// Smallest false-positive rate on the grid; the TPR allowed there is the mass at loss +∞.
@@ -194,48 +194,9 @@ impl RenyiGuarantee {
             vertices.push((grid[k], 1.0));
         }
         vertices.push((1.0, 1.0));
-        let corners = vertices;
-        // Lower convex hull in (FPR, FNR = 1 − TPR) is the upper concave hull in
-        // (FPR, TPR): keep a corner while slopes decrease.
-        let mut hull: Vec<(f64, f64)> = Vec::with_capacity(corners.len());
-        for &c in &corners {
-            while hull.len() >= 2 {
-                let (a, b) = (hull[hull.len() - 2], hull[hull.len() - 1]);
-                // b clearly below the chord a → c: drop it (a point kept by rounding only
-                // makes the pair more pessimistic).
-                let (left, right) = ((b.1 - a.1) * (c.0 - a.0), (c.1 - a.1) * (b.0 - a.0));
-                if left < right - 16.0 * f64::EPSILON * (left.abs() + right.abs()) {
-                    hull.pop();
-                } else {
-                    break;
-                }
-            }
-            hull.push(c);
-        }
-        let atoms = hull
-            .windows(2)
-            .filter_map(|s| {
-                let (dq, dp) = (s[1].0 - s[0].0, s[1].1 - s[0].1);
-                (dq > 0.0 && dp > 0.0).then(|| LossAtom {
-                    loss: dp.ln() - dq.ln(),
-                    p: dp,
-                    q: dq,
-                })
-            })
-            .collect();
-        // A jump in TPR at one FPR is P-mass at loss +∞; a segment with no TPR gain carries
-        // its Q-mass at loss −∞.
-        let jumps: f64 = hull
-            .windows(2)
-            .filter(|s| s[1].0 - s[0].0 <= 0.0 && s[1].1 - s[0].1 > 0.0)
-            .map(|s| s[1].1 - s[0].1)
-            .sum();
-        let q_neg_infinity: f64 = hull
-            .windows(2)
-            .filter(|s| s[1].1 - s[0].1 <= 0.0)
-            .map(|s| s[1].0 - s[0].0)
-            .sum();
-        LossAtoms::from_atoms(atoms, first + jumps, q_neg_infinity)
+        // The TPR `first` allowed at FPR 0 is P-mass at loss +∞: a jump from the origin.
+        vertices.insert(0, (0.0, 0.0));
+        LossAtoms::from_tpr_curve(vertices)
     }
 }
 

@@ -5,7 +5,7 @@
 //! deficiencies), on a log scale when the values span more than a factor of 20. Cells whose
 //! value is not finite are grey and say so.
 
-use super::text::{escape, header};
+use super::text::{document, escape, header};
 use std::fmt::Write;
 
 const WIDTH: f64 = 900.0;
@@ -184,20 +184,7 @@ impl Heatmap {
         }
         let _ = writeln!(body, "</g>");
         let height = y + 6.0;
-        let mut svg = String::new();
-        let _ = writeln!(
-            svg,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
-             viewBox=\"0 0 {WIDTH} {height}\" font-family=\"sans-serif\" font-size=\"13\">"
-        );
-        let _ = writeln!(svg, "<title>{}</title>", escape(&self.title));
-        let _ = writeln!(
-            svg,
-            "<rect width=\"{WIDTH}\" height=\"{height}\" fill=\"white\"/>"
-        );
-        svg.push_str(&body);
-        svg.push_str("</svg>\n");
-        svg
+        document(WIDTH, height, &self.title, &body)
     }
 
     /// Tick labels (thinned to about twelve per axis) and axis names.

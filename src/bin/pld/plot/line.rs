@@ -6,7 +6,7 @@
 //! ever NaN. Every curve has its own colour and its own dash pattern, so curves that lie on
 //! top of each other stay distinguishable, in colour and in black and white.
 
-use super::text::{escape, header, width};
+use super::text::{document, escape, header, width};
 use std::fmt::Write;
 
 /// Canvas width and the plot area's margins and height (pixels).
@@ -228,20 +228,7 @@ impl Plot {
             ));
         }
         let height = self.legend(&mut body, top + PLOT_HEIGHT + X_AXIS_SPACE, &notes) + 10.0;
-        let mut svg = String::new();
-        let _ = writeln!(
-            svg,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
-             viewBox=\"0 0 {WIDTH} {height}\" font-family=\"sans-serif\" font-size=\"13\">"
-        );
-        let _ = writeln!(svg, "<title>{}</title>", escape(&self.title));
-        let _ = writeln!(
-            svg,
-            "<rect width=\"{WIDTH}\" height=\"{height}\" fill=\"white\"/>"
-        );
-        svg.push_str(&body);
-        svg.push_str("</svg>\n");
-        svg
+        document(WIDTH, height, &self.title, &body)
     }
 
     fn all_points(&self) -> impl Iterator<Item = (f64, f64)> + '_ {

@@ -67,6 +67,24 @@ pub fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// A standalone SVG document of `width` × `height` on a white background around `body`.
+pub fn document(width: f64, height: f64, title: &str, body: &str) -> String {
+    let mut svg = String::new();
+    let _ = writeln!(
+        svg,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
+         viewBox=\"0 0 {width} {height}\" font-family=\"sans-serif\" font-size=\"13\">"
+    );
+    let _ = writeln!(svg, "<title>{}</title>", escape(title));
+    let _ = writeln!(
+        svg,
+        "<rect width=\"{width}\" height=\"{height}\" fill=\"white\"/>"
+    );
+    svg.push_str(body);
+    svg.push_str("</svg>\n");
+    svg
+}
+
 /// Write the title (16 px) and the subtitle wrapped to `width` pixels (12 px, at most three
 /// lines) at the top of a `width`-pixel canvas; return the height they take.
 pub fn header(svg: &mut String, title: &str, subtitle: &str, width: f64) -> f64 {
