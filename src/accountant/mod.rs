@@ -388,6 +388,15 @@ impl Accountant {
                 "rdp_conversion",
             );
         }
+        if let Some((epsilon0, k)) = self.plan.upper_pure_dp() {
+            take_closed_form_upper(
+                &mut epsilon,
+                &mut settings,
+                crate::analytic::optimal_composition::epsilon_for_delta(epsilon0, 0.0, k, delta),
+                target,
+                "optimal_composition",
+            );
+        }
         Ok(EpsilonAnswer {
             delta,
             epsilon,
@@ -489,6 +498,17 @@ impl Accountant {
                     curve.delta(epsilon).delta,
                     target,
                     "rdp_conversion",
+                );
+            }
+            if let Some((epsilon0, k)) = self.plan.upper_pure_dp() {
+                take_closed_form_upper(
+                    &mut delta,
+                    &mut settings,
+                    crate::analytic::optimal_composition::delta_for_epsilon(
+                        epsilon0, 0.0, k, epsilon,
+                    ),
+                    target,
+                    "optimal_composition",
                 );
             }
             return Ok(DeltaAnswer {

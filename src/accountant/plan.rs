@@ -386,10 +386,26 @@ impl Plan {
                     }))
                 }
                 (
+                    kind @ (MechanismKind::StudentT { .. } | MechanismKind::Cauchy { .. }),
+                    SamplingKind::None,
+                ) => {
+                    // ε-DP: randomized response with ε above, no loss below (no lower bound
+                    // is known for the mechanism itself).
+                    let epsilon = kind.smooth_sensitivity_epsilon().unwrap_or(f64::INFINITY);
+                    Component::Guarantee(Box::new(GuaranteePair {
+                        upper: discrete::eps_delta(epsilon, 0.0),
+                        lower: GuaranteeLower::NoLoss,
+                        rho: None,
+                        guarantee: kind.clone(),
+                    }))
+                }
+                (
                     MechanismKind::Zcdp { .. }
                     | MechanismKind::LaplaceLogNormal { .. }
                     | MechanismKind::RdpCurve { .. }
-                    | MechanismKind::Exponential { .. },
+                    | MechanismKind::Exponential { .. }
+                    | MechanismKind::StudentT { .. }
+                    | MechanismKind::Cauchy { .. },
                     sampling,
                 ) => {
                     if sampling != SamplingKind::None {
@@ -748,6 +764,33 @@ impl Plan {
         (rho.is_finite() && rho > 0.0).then_some(rho)
     }
 
+    /// `(ε₀, k)` when the composition is k runs of mechanisms that are all ε₀-DP by their
+    /// guarantee (`exponential`, `student_t`, `cauchy`, with one ε₀): the accountant then also
+    /// takes the exact optimal composition of k ε₀-DP mechanisms (Kairouz, Oh & Viswanath), a
+    /// valid upper bound the grid can only approach. `None` otherwise.
+    pub(super) fn upper_pure_dp(&self) -> Option<(f64, u64)> {
+        if self.groups.is_empty() || self.gaussian_mu.is_some() {
+            return None;
+        }
+        let mut epsilon0: Option<f64> = None;
+        let mut k = 0u64;
+        for group in &self.groups {
+            let Component::Guarantee(pair) = &group.component else {
+                return None;
+            };
+            let e = match pair.guarantee {
+                MechanismKind::Exponential { epsilon } => epsilon,
+                ref kind => kind.smooth_sensitivity_epsilon()?,
+            };
+            if epsilon0.is_some_and(|e0| e0 != e) {
+                return None;
+            }
+            epsilon0 = Some(e);
+            k = k.checked_add(group.count)?;
+        }
+        epsilon0.filter(|e| e.is_finite()).map(|e| (e, k))
+    }
+
     /// The RDP curve of the whole composition (at the RDP accountant's orders) when every group
     /// is a mechanism known by a guarantee; the unsampled Gaussians add αμ²/2. Its conversion
     /// is a valid upper bound that the accountant also takes, for the reason given at
@@ -879,6 +922,10 @@ impl GuaranteePair {
             &MechanismKind::Zcdp { rho } => rho * alpha,
             // ε-BR is ε-DP: the pure-DP curve.
             &MechanismKind::Exponential { epsilon } => {
+                crate::analytic::rdp_mechanisms::pure_dp(alpha, epsilon)
+            }
+            kind @ (MechanismKind::StudentT { .. } | MechanismKind::Cauchy { .. }) => {
+                let epsilon = kind.smooth_sensitivity_epsilon().unwrap_or(f64::INFINITY);
                 crate::analytic::rdp_mechanisms::pure_dp(alpha, epsilon)
             }
             MechanismKind::RdpCurve { orders, values } => orders

@@ -124,7 +124,9 @@ pub struct Settings {
     /// the grid (shuffled batches: each epoch's upper bound is an unamplified Gaussian step);
     /// `"zcdp_conversion"` or `"rdp_conversion"` when every event is known by a guarantee
     /// (`zcdp`, `rdp_curve`; unsampled Gaussians too) and the conversion of the total was
-    /// below the PLD's upper bound.
+    /// below the PLD's upper bound; `"optimal_composition"` when every event is ε₀-DP by its
+    /// guarantee with one ε₀ (`exponential`, `student_t`, `cauchy`) and the exact optimal
+    /// composition of k ε₀-DP mechanisms was below it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upper_method: Option<Cow<'static, str>>,
 }

@@ -224,7 +224,9 @@ impl OutcomePair {
             MechanismKind::Zcdp { .. }
             | MechanismKind::LaplaceLogNormal { .. }
             | MechanismKind::RdpCurve { .. }
-            | MechanismKind::Exponential { .. } => {
+            | MechanismKind::Exponential { .. }
+            | MechanismKind::StudentT { .. }
+            | MechanismKind::Cauchy { .. } => {
                 return Err(NotApplicable::new(format!(
                     "a {} event is known only by its guarantee: no distribution to estimate from",
                     event.mechanism.name()

@@ -68,6 +68,9 @@ fn pure_epsilon(mechanism: &MechanismKind, relation: Neighbouring) -> Option<App
         MechanismKind::RandomizedResponse { epsilon, .. } => pure(epsilon),
         // ε-BR implies ε-DP.
         MechanismKind::Exponential { epsilon } => pure(epsilon),
+        ref kind @ (MechanismKind::StudentT { .. } | MechanismKind::Cauchy { .. }) => {
+            pure(kind.smooth_sensitivity_epsilon().unwrap_or(f64::INFINITY))
+        }
         MechanismKind::EpsDelta { epsilon, delta } => Some(ApproxDp { epsilon, delta }),
     }
 }
@@ -356,6 +359,10 @@ pub fn rdp_curve(
                 categories,
             } => Box::new(move |a| rdp_mechanisms::randomized_response(a, epsilon, categories)),
             MechanismKind::EpsDelta { epsilon, .. } | MechanismKind::Exponential { epsilon } => {
+                Box::new(move |a| rdp_mechanisms::pure_dp(a, epsilon))
+            }
+            ref kind @ (MechanismKind::StudentT { .. } | MechanismKind::Cauchy { .. }) => {
+                let epsilon = kind.smooth_sensitivity_epsilon().unwrap_or(f64::INFINITY);
                 Box::new(move |a| rdp_mechanisms::pure_dp(a, epsilon))
             }
             // The guarantee as stated, for the relation in use.

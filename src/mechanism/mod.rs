@@ -18,6 +18,7 @@ mod laplace;
 mod mixture_of_gaussians;
 mod poisson_subsampled;
 pub mod renyi_worst_case;
+pub mod smooth_sensitivity;
 pub mod truncated_poisson;
 
 pub use gaussian::Gaussian;

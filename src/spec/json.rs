@@ -202,6 +202,21 @@ pub(super) fn parse_mechanism(
                 json_number(object, "t", POSITIVE)?,
             )?
         }
+        "student_t" => {
+            keys(&["degrees", "s", "t"])?;
+            MechanismSpec::student_t(
+                json_number(object, "degrees", POSITIVE)?,
+                json_number(object, "s", POSITIVE)?,
+                json_number(object, "t", NON_NEGATIVE)?,
+            )?
+        }
+        "cauchy" => {
+            keys(&["s", "t"])?;
+            MechanismSpec::cauchy(
+                json_number(object, "s", POSITIVE)?,
+                json_number(object, "t", NON_NEGATIVE)?,
+            )?
+        }
         "rdp_curve" => {
             keys(&["orders", "values"])?;
             MechanismSpec::rdp_curve(json_list(object, "orders")?, json_list(object, "values")?)?
@@ -542,6 +557,15 @@ pub(super) fn mechanism_fields(mechanism: &MechanismSpec) -> Vec<(&'static str, 
         &MechanismKind::Exponential { epsilon } => fields.push(("epsilon", epsilon.into())),
         &MechanismKind::LaplaceLogNormal { sigma, s, t } => {
             fields.push(("sigma", sigma.into()));
+            fields.push(("s", s.into()));
+            fields.push(("t", t.into()));
+        }
+        &MechanismKind::StudentT { degrees, s, t } => {
+            fields.push(("degrees", degrees.into()));
+            fields.push(("s", s.into()));
+            fields.push(("t", t.into()));
+        }
+        &MechanismKind::Cauchy { s, t } => {
             fields.push(("s", s.into()));
             fields.push(("t", t.into()));
         }

@@ -41,6 +41,11 @@ pub(crate) enum MechanismKind {
     LaplaceLogNormal { sigma: f64, s: f64, t: f64 },
     /// Any mechanism with `D_α ≤ values[i]` at `orders[i]`.
     RdpCurve { orders: Vec<f64>, values: Vec<f64> },
+    /// Smooth-sensitivity noise `f(x) + S(x)/s · Z`, Z Student's t with `degrees` degrees of
+    /// freedom, S t-smooth: ε-DP (see [`crate::mechanism::smooth_sensitivity`]).
+    StudentT { degrees: f64, s: f64, t: f64 },
+    /// The same with Cauchy noise (Student's t with one degree of freedom).
+    Cauchy { s: f64, t: f64 },
 }
 
 impl MechanismKind {
@@ -54,6 +59,19 @@ impl MechanismKind {
             }
             _ => None,
         }
+    }
+
+    /// ε of the pure-DP guarantee of smooth-sensitivity Student's t or Cauchy noise.
+    pub(crate) fn smooth_sensitivity_epsilon(&self) -> Option<f64> {
+        let (degrees, s, t) = match *self {
+            MechanismKind::StudentT { degrees, s, t } => (degrees, s, t),
+            MechanismKind::Cauchy { s, t } => (1.0, s, t),
+            _ => return None,
+        };
+        Some(
+            crate::mechanism::smooth_sensitivity::student_t_epsilon(degrees, s, t)
+                .unwrap_or(f64::INFINITY),
+        )
     }
 
     /// Whether the mechanism is known only by a Rényi guarantee.
@@ -229,6 +247,33 @@ impl MechanismSpec {
                 "a value with e^{3σ²/2}·s finite (σ below about 21)",
             )),
         }
+    }
+
+    /// Smooth-sensitivity noise with Student's t law of `degrees` degrees of freedom:
+    /// `M(x) = f(x) + S(x)/s · Z` with S a t-smooth upper bound on the local sensitivity (as
+    /// for [`MechanismSpec::laplace_log_normal`]). It is ε-DP with
+    /// `ε = (d + 1)/2 · ln(1 + s(s + √(s² + 4d))/(2d)) + max(d, 1)·t` (derived in
+    /// [`crate::mechanism::smooth_sensitivity`]) and accounted by that guarantee (randomized
+    /// response with ε above); no lower bound is known for the mechanism itself: its lower
+    /// bound is no loss.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming `degrees` or `s` unless finite and > 0, `t` unless
+    /// finite and ≥ 0.
+    pub fn student_t(degrees: f64, s: f64, t: f64) -> Result<Self> {
+        crate::mechanism::smooth_sensitivity::student_t_epsilon(degrees, s, t)?;
+        Ok(MechanismKind::StudentT { degrees, s, t }.into())
+    }
+
+    /// [`MechanismSpec::student_t`] with one degree of freedom (Cauchy noise):
+    /// ε = 2·asinh(s/2) + t.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming `s` unless finite and > 0, `t` unless finite and
+    /// ≥ 0.
+    pub fn cauchy(s: f64, t: f64) -> Result<Self> {
+        crate::mechanism::smooth_sensitivity::student_t_epsilon(1.0, s, t)?;
+        Ok(MechanismKind::Cauchy { s, t }.into())
     }
 
     /// Any mechanism whose Rényi divergence of order `orders[i]` is at most `values[i]`
@@ -407,6 +452,8 @@ impl MechanismSpec {
             MechanismKind::Exponential { .. } => "exponential",
             MechanismKind::LaplaceLogNormal { .. } => "laplace_log_normal",
             MechanismKind::RdpCurve { .. } => "rdp_curve",
+            MechanismKind::StudentT { .. } => "student_t",
+            MechanismKind::Cauchy { .. } => "cauchy",
         }
     }
 

@@ -98,6 +98,8 @@
 //! | `rdp_curve` | `orders` (each > 1), `values` (each ≥ 0): any mechanism with `D_α ≤ value` at each order; no sampling |
 //! | `exponential` | `epsilon` > 0: the exponential mechanism (or report-noisy-max with Gumbel noise) calibrated to ε-DP, accounted as ε-bounded range; no sampling |
 //! | `laplace_log_normal` | `sigma`, `s`, `t` > 0: smooth-sensitivity noise, ½(t/σ + e^{3σ²/2}s)²-zCDP; no sampling |
+//! | `student_t` | `degrees`, `s` > 0, `t` ≥ 0: smooth-sensitivity Student's t noise, ε-DP with ε = (d+1)/2·ln(1 + s(s + √(s²+4d))/(2d)) + max(d, 1)·t; no sampling |
+//! | `cauchy` | `s` > 0, `t` ≥ 0: smooth-sensitivity Cauchy noise (`student_t` with d = 1), ε = 2·asinh(s/2) + t; no sampling |
 //!
 //! **Sensitivity.** `sensitivity` is one record's contribution (the add/remove sensitivity;
 //! for DP-SGD the clipping norm). Under `"replace"` an additive query can then move by twice
@@ -164,7 +166,7 @@ pub fn steps_from_epochs(exact: f64) -> Option<u64> {
 }
 
 /// Mechanism names the specification accepts.
-const MECHANISMS: [&str; 12] = [
+const MECHANISMS: [&str; 14] = [
     "gaussian",
     "laplace",
     "discrete_laplace",
@@ -177,9 +179,12 @@ const MECHANISMS: [&str; 12] = [
     "rdp_curve",
     "laplace_log_normal",
     "exponential",
+    "student_t",
+    "cauchy",
 ];
 
 const POSITIVE: &str = "a finite number > 0";
+const NON_NEGATIVE: &str = "a finite number ≥ 0";
 const COUNT_REQUIREMENT: &str = "a whole number ≥ 1 (at most 10^12)";
 const RATE_REQUIREMENT: &str = "a number in (0, 1]";
 const SAMPLING_REQUIREMENT: &str = "{\"poisson\": q}, {\"fixed_batch\": {\"batch_size\": m, \

@@ -343,13 +343,18 @@ pub(super) fn check_sampling_applies(mechanism: &MechanismSpec, sampling: Sampli
     match sampling.kind {
         SamplingKind::None => Ok(()),
         _ if mechanism.kind.is_guarantee()
-            || matches!(mechanism.kind, MechanismKind::Exponential { .. }) =>
+            || matches!(
+                mechanism.kind,
+                MechanismKind::Exponential { .. }
+                    | MechanismKind::StudentT { .. }
+                    | MechanismKind::Cauchy { .. }
+            ) =>
         {
             Err(Error::Incompatible {
                 field: "sampling".into(),
-                reason: if matches!(mechanism.kind, MechanismKind::Exponential { .. }) {
+                reason: if !mechanism.kind.is_guarantee() {
                     format!(
-                        "{name} is accounted unsampled; for a sampled selection state its \
+                        "{name} is accounted unsampled; for a sampled run state its \
                      amplified guarantee as eps_delta"
                     )
                 } else {
