@@ -396,6 +396,7 @@ mod tests {
             worse_direction: "remove".into(),
             stopped_by: None,
             upper_method: None,
+            lower_method: None,
         }
     }
 

@@ -4343,7 +4343,9 @@ fn mixed_release_preset_through_the_cli() {
             .unwrap_or_else(|| panic!("no {method} row: {json}"))
     };
     assert!(epsilon("pld_lower") <= epsilon("pld_upper"));
-    assert!(epsilon("pld_upper") <= epsilon("rdp"));
+    // The accountant takes the RDP conversion too, its divergences widened by a rounding
+    // bound: equal to the row up to that widening.
+    assert!(epsilon("pld_upper") <= epsilon("rdp") * (1.0 + 1e-12));
     let spec = run_ok(&["presets", "mixed-release"], None);
     for name in ["laplace_log_normal", "exponential", "gaussian"] {
         assert!(spec.contains(name), "{spec}");

@@ -238,8 +238,8 @@ fn laplace_log_normal_is_accounted_by_its_zcdp_guarantee() {
     }
 }
 
-/// The exponential mechanism as ε-bounded range: the bracket holds the two-output exponential
-/// mechanism it attains (randomized response with ε/2) and lies strictly below the generic
+/// The exponential mechanism as ε-bounded range: the bracket is never below the two-output
+/// exponential mechanism (randomized response with ε/2) and lies strictly below the generic
 /// ε-DP accounting (`eps_delta` with δ = 0, whose composition is the exact optimal
 /// composition theorem), alone and in a mix.
 #[test]
@@ -275,8 +275,9 @@ fn the_exponential_mechanism_is_accounted_as_bounded_range() {
                 a.epsilon,
                 g.epsilon
             );
-            // The lower end is the attained exponential mechanism's own lower bound.
-            assert!(a.epsilon.lower <= r.epsilon.upper && r.epsilon.lower <= a.epsilon.upper);
+            // The attained two-output exponential mechanism is inside the bracket or below it
+            // (alone, the adaptive lattice bracket finds worse exponential mechanisms).
+            assert!(r.epsilon.lower <= a.epsilon.upper, "{a:?} vs {r:?}");
             // Off the attained pair's lattice the grid costs a little of the lower bound.
             assert!(a.epsilon.lower >= r.epsilon.lower * 0.99, "{a:?} vs {r:?}");
         }
@@ -329,8 +330,9 @@ fn the_mixed_release_preset_is_at_most_every_analytic_row() {
             .collect();
         assert!(!analytic.is_empty(), "no analytic row at δ {delta:e}");
         for row in analytic {
+            // (The accountant's own RDP conversion widens the divergences by their rounding.)
             assert!(
-                upper <= row.epsilon,
+                upper <= row.epsilon * (1.0 + 1e-12),
                 "δ {delta:e}: PLD {upper} > {} {}",
                 row.method,
                 row.epsilon
@@ -427,5 +429,99 @@ fn student_t_and_cauchy_are_accounted_by_their_pure_dp_guarantee() {
     ] {
         let result = CompositionSpec::from_json_str(&format!(r#"{{"events": [{bad}]}}"#));
         assert!(result.is_err(), "{bad}");
+    }
+}
+
+/// ε(δ) of k-fold B(t) (the non-adaptive composition at one t, B(t) the binary ε-BR pair with
+/// losses t and t − ε), by bisection on the binomial sum
+/// `δ(ε_g) = Σ_i C(k,i) p^{k−i}(1−p)^i (1 − e^{ε_g − (kt − iε)})₊`, p = (1 − e^{t−ε})/(1 − e^{−ε}).
+fn binary_power_epsilon(epsilon: f64, t: f64, k: u64, delta: f64) -> f64 {
+    let p = -(t - epsilon).exp_m1() / -(-epsilon).exp_m1();
+    let mut ln_choose = vec![0.0f64; k as usize + 1];
+    for i in 1..=k as usize {
+        ln_choose[i] = ln_choose[i - 1] + ((k as usize - i + 1) as f64 / i as f64).ln();
+    }
+    let delta_at = |eg: f64| -> f64 {
+        (0..=k as usize)
+            .map(|i| {
+                let loss = k as f64 * t - i as f64 * epsilon;
+                if loss <= eg {
+                    return 0.0;
+                }
+                let ln_p = ln_choose[i]
+                    + (k as usize - i) as f64 * p.ln()
+                    + if i > 0 { i as f64 * (-p).ln_1p() } else { 0.0 };
+                ln_p.exp() * -(eg - loss).exp_m1()
+            })
+            .sum()
+    };
+    let (mut lo, mut hi) = (0.0, k as f64 * epsilon);
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if delta_at(mid) > delta {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+/// k exponential mechanisms at one ε: the accountant brackets the optimal ADAPTIVE
+/// composition of ε-bounded-range mechanisms. Its upper end is below Dong, Durfee & Rogers'
+/// efficiently computable adaptive bound (their Proposition 4, ICML 2020:
+/// `min(kε, k·(x − 1 − ln x) + √(½·kε²·ln(1/δ)))`, x = ε/(1 − e^{−ε})), and its lower end at
+/// least their non-adaptive optimum `max_t ε_{B(t)^{⊗k}}(δ)` (computed here by an independent
+/// binomial sum over 199 values of t), up to the lattice step; the bracket is narrow.
+#[test]
+fn exponential_mechanisms_at_one_epsilon_bracket_the_optimal_adaptive_composition() {
+    let options = AccountantOptions::default();
+    for (epsilon, k, width) in [(1.0f64, 10u64, 1e-3), (0.1, 100, 1e-2), (1.0, 100, 1e-2)] {
+        let em = spec(&format!(
+            r#"{{"events": [{{"mechanism": "exponential", "epsilon": {epsilon}, "count": {k}}}]}}"#
+        ));
+        for delta in [1e-3, 1e-6, 1e-10] {
+            let a = Accountant::new(&em, options)
+                .unwrap()
+                .epsilon_for_delta(delta)
+                .unwrap();
+            let x = epsilon / -(-epsilon).exp_m1();
+            let proposition_4 = (k as f64 * epsilon).min(
+                k as f64 * (x - 1.0 - x.ln())
+                    + (0.5 * k as f64 * epsilon * epsilon * (1.0 / delta).ln()).sqrt(),
+            );
+            assert!(
+                a.epsilon.upper <= proposition_4,
+                "ε {epsilon} ×{k} δ {delta:e}: {:?} above Prop. 4's {proposition_4}",
+                a.epsilon
+            );
+            let non_adaptive = (1..200)
+                .map(|j| binary_power_epsilon(epsilon, epsilon * j as f64 / 200.0, k, delta))
+                .fold(0.0, f64::max);
+            assert!(
+                a.epsilon.upper >= non_adaptive,
+                "ε {epsilon} ×{k} δ {delta:e}: {:?} below the non-adaptive {non_adaptive}",
+                a.epsilon
+            );
+            assert!(
+                a.epsilon.lower >= non_adaptive - 0.01 * epsilon,
+                "ε {epsilon} ×{k} δ {delta:e}: {:?} vs non-adaptive {non_adaptive}",
+                a.epsilon
+            );
+            assert!(
+                a.epsilon.width() <= width * a.epsilon.upper,
+                "ε {epsilon} ×{k} δ {delta:e}: {:?}",
+                a.epsilon
+            );
+            assert_eq!(
+                a.settings.upper_method.as_deref(),
+                Some("bounded_range_adaptive")
+            );
+        }
+        // δ(ε) agrees with ε(δ).
+        let accountant = Accountant::new(&em, options).unwrap();
+        let e = accountant.epsilon_for_delta(1e-6).unwrap().epsilon;
+        let d = accountant.delta_for_epsilon(e.upper).unwrap().delta;
+        assert!(d.upper <= 1e-6 * (1.0 + 1e-9), "{e:?} {d:?}");
     }
 }

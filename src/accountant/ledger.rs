@@ -563,6 +563,7 @@ impl Ledger {
             worse_direction: "both".into(),
             stopped_by: None,
             upper_method: None,
+            lower_method: None,
         }
     }
 

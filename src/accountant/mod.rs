@@ -154,6 +154,25 @@ fn take_closed_form_upper(
     }
 }
 
+/// Intersect the bracket with a closed-form bracket whose ends are both valid, recording
+/// which end it improved.
+fn take_closed_form_bracket(
+    bracket: &mut Bracket,
+    settings: &mut Settings,
+    closed_form: Bracket,
+    target: impl Fn(&Bracket) -> f64,
+    method: &'static str,
+) {
+    if closed_form.lower > bracket.lower && closed_form.lower <= bracket.upper {
+        bracket.lower = closed_form.lower;
+        settings.lower_method = Some(method.into());
+    }
+    take_closed_form_upper(bracket, settings, closed_form.upper, &target, method);
+    settings.bracket_width = bracket.width();
+    settings.target_width = target(bracket);
+    settings.tolerance_met = bracket.width() <= settings.target_width;
+}
+
 /// Grid settings of one evaluation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Grid {
@@ -388,6 +407,15 @@ impl Accountant {
                 "rdp_conversion",
             );
         }
+        if let Some(curve) = &self.plan.mixed_rdp {
+            take_closed_form_upper(
+                &mut epsilon,
+                &mut settings,
+                curve.epsilon(delta).epsilon,
+                target,
+                "rdp_conversion",
+            );
+        }
         if let Some((epsilon0, k)) = self.plan.upper_pure_dp() {
             take_closed_form_upper(
                 &mut epsilon,
@@ -395,6 +423,15 @@ impl Accountant {
                 crate::analytic::optimal_composition::epsilon_for_delta(epsilon0, 0.0, k, delta),
                 target,
                 "optimal_composition",
+            );
+        }
+        if let Some(composition) = self.plan.bounded_range_composition() {
+            take_closed_form_bracket(
+                &mut epsilon,
+                &mut settings,
+                composition.epsilon_for_delta(delta),
+                target,
+                "bounded_range_adaptive",
             );
         }
         Ok(EpsilonAnswer {
@@ -500,6 +537,15 @@ impl Accountant {
                     "rdp_conversion",
                 );
             }
+            if let Some(curve) = &self.plan.mixed_rdp {
+                take_closed_form_upper(
+                    &mut delta,
+                    &mut settings,
+                    curve.delta(epsilon).delta,
+                    target,
+                    "rdp_conversion",
+                );
+            }
             if let Some((epsilon0, k)) = self.plan.upper_pure_dp() {
                 take_closed_form_upper(
                     &mut delta,
@@ -509,6 +555,15 @@ impl Accountant {
                     ),
                     target,
                     "optimal_composition",
+                );
+            }
+            if let Some(composition) = self.plan.bounded_range_composition() {
+                take_closed_form_bracket(
+                    &mut delta,
+                    &mut settings,
+                    composition.delta(epsilon),
+                    target,
+                    "bounded_range_adaptive",
                 );
             }
             return Ok(DeltaAnswer {
@@ -1011,6 +1066,7 @@ impl Accountant {
                         worse_direction: worse_direction.into(),
                         stopped_by: stopped_by.map(Into::into),
                         upper_method: None,
+                        lower_method: None,
                     },
                     roundoff_mass,
                 ));

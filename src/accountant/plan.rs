@@ -17,6 +17,11 @@ pub(super) struct Plan {
     pub(super) gaussian_mu_relative_error: f64,
     /// The other events, identical ones merged.
     pub(super) groups: Vec<Group>,
+    /// The RDP accountant's curve of the whole composition (each divergence widened by a
+    /// bound on its rounding) when some event is known only by a guarantee and every event
+    /// has an RDP curve: the worst-case pairs of guarantees make the PLD lose to RDP in some
+    /// mixes, and the conversion is a valid upper bound, so the accountant takes it too.
+    pub(super) mixed_rdp: Option<crate::analytic::rdp::RdpCurve>,
 }
 
 /// Identical events, composed `count` times.
@@ -457,10 +462,46 @@ impl Plan {
         // n − 1 more, and the square root halves that and adds one: (n/2 + 2)·2⁻⁵³ in all,
         // below (n + 4)·2⁻⁵² with room for second-order terms (and an inexact count > 2⁵³).
         let gaussian_mu_relative_error = (unsampled_events as f64 + 4.0) * f64::EPSILON;
+        let any_guarantee = spec.events.iter().any(|e| {
+            matches!(
+                e.mechanism.kind,
+                MechanismKind::Zcdp { .. }
+                    | MechanismKind::RdpCurve { .. }
+                    | MechanismKind::LaplaceLogNormal { .. }
+                    | MechanismKind::Exponential { .. }
+                    | MechanismKind::StudentT { .. }
+                    | MechanismKind::Cauchy { .. }
+            )
+        });
+        let mixed_rdp = if any_guarantee {
+            let orders = crate::analytic::rdp::default_orders();
+            let mut total = crate::analytic::rdp::RdpCurve::zero(orders.clone());
+            let mut all = true;
+            for event in &spec.events {
+                match crate::analytic::event_bounds::rdp_curve(event, relation, &orders) {
+                    Ok(curve) => total.compose(&curve, event.count),
+                    Err(_) => {
+                        all = false;
+                        break;
+                    }
+                }
+            }
+            let terms = 4.0 * spec.events.len() as f64 + 64.0;
+            all.then(|| {
+                let values = total.divergences().to_vec();
+                crate::analytic::rdp::RdpCurve::from_fn(orders.clone(), |alpha| {
+                    let i = orders.iter().position(|&o| o == alpha).unwrap_or(0);
+                    values[i] * (1.0 + terms * f64::EPSILON)
+                })
+            })
+        } else {
+            None
+        };
         Ok(Plan {
             gaussian_mu,
             gaussian_mu_relative_error,
             groups,
+            mixed_rdp,
         })
     }
 
@@ -791,6 +832,54 @@ impl Plan {
         epsilon0.filter(|e| e.is_finite()).map(|e| (e, k))
     }
 
+    /// The optimal adaptive composition's lattice bracket when the composition is k
+    /// exponential mechanisms at one ε (and nothing else) and it fits its work budget
+    /// (k up to about 1000): both of its ends are valid, and far tighter than the composed
+    /// dominating pair (100 selections at ε = 1, δ = 10⁻⁶: [34.85, 35.0] against
+    /// [33.29, 48.80]). Cached: a process builds it once per (ε, k). `None` otherwise.
+    pub(super) fn bounded_range_composition(
+        &self,
+    ) -> Option<std::sync::Arc<crate::analytic::bounded_range_optimal::BoundedRangeComposition>>
+    {
+        use crate::analytic::bounded_range_optimal::BoundedRangeComposition;
+        use std::sync::{Arc, Mutex};
+        if self.groups.is_empty() || self.gaussian_mu.is_some() {
+            return None;
+        }
+        let mut epsilon0: Option<f64> = None;
+        let mut k = 0u64;
+        for group in &self.groups {
+            let Component::Guarantee(pair) = &group.component else {
+                return None;
+            };
+            let MechanismKind::Exponential { epsilon } = pair.guarantee else {
+                return None;
+            };
+            if epsilon0.is_some_and(|e0| e0 != epsilon) {
+                return None;
+            }
+            epsilon0 = Some(epsilon);
+            k = k.checked_add(group.count)?;
+        }
+        let epsilon = epsilon0?;
+        type Cache = Vec<((u64, u64), Option<Arc<BoundedRangeComposition>>)>;
+        static CACHE: Mutex<Cache> = Mutex::new(Vec::new());
+        let key = (epsilon.to_bits(), k);
+        if let Ok(cache) = CACHE.lock() {
+            if let Some((_, found)) = cache.iter().find(|(key2, _)| *key2 == key) {
+                return found.clone();
+            }
+        }
+        let built = BoundedRangeComposition::within_budget(epsilon, k).map(Arc::new);
+        if let Ok(mut cache) = CACHE.lock() {
+            if cache.len() >= 8 {
+                cache.remove(0);
+            }
+            cache.push((key, built.clone()));
+        }
+        built
+    }
+
     /// The RDP curve of the whole composition (at the RDP accountant's orders) when every group
     /// is a mechanism known by a guarantee; the unsampled Gaussians add αμ²/2. Its conversion
     /// is a valid upper bound that the accountant also takes, for the reason given at
@@ -920,9 +1009,9 @@ impl GuaranteePair {
     fn divergence(&self, alpha: f64) -> f64 {
         match &self.guarantee {
             &MechanismKind::Zcdp { rho } => rho * alpha,
-            // ε-BR is ε-DP: the pure-DP curve.
+            // ε-BR: Hoeffding's bound, or the pure-DP curve where smaller.
             &MechanismKind::Exponential { epsilon } => {
-                crate::analytic::rdp_mechanisms::pure_dp(alpha, epsilon)
+                crate::mechanism::bounded_range::renyi_divergence_bound(epsilon, alpha)
             }
             kind @ (MechanismKind::StudentT { .. } | MechanismKind::Cauchy { .. }) => {
                 let epsilon = kind.smooth_sensitivity_epsilon().unwrap_or(f64::INFINITY);

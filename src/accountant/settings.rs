@@ -129,6 +129,12 @@ pub struct Settings {
     /// composition of k ε₀-DP mechanisms was below it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upper_method: Option<Cow<'static, str>>,
+    /// How the lower bound was computed when not by `method`: `"bounded_range_adaptive"` when
+    /// every event is an exponential mechanism with one ε and the optimal adaptive
+    /// composition's lattice bracket (see [`crate::analytic::bounded_range_optimal`]) raised
+    /// it (that bracket may also lower the upper bound: `upper_method` says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lower_method: Option<Cow<'static, str>>,
 }
 
 /// The answer to "what ε for this δ?".
@@ -179,6 +185,7 @@ impl Settings {
             worse_direction: Cow::Borrowed("both"),
             stopped_by: None,
             upper_method: None,
+            lower_method: None,
         }
     }
 }

@@ -233,6 +233,10 @@ pub fn zcdp(event: &Event, relation: Neighbouring) -> Result<(f64, f64), NotAppl
         ref kind @ (MechanismKind::Zcdp { .. } | MechanismKind::LaplaceLogNormal { .. }) => {
             (kind.zcdp_rho().unwrap_or(f64::INFINITY), 0.0)
         }
+        // ε-bounded range is ε²/8-zCDP (Hoeffding; see `renyi_divergence_bound`).
+        MechanismKind::Exponential { epsilon } => {
+            (epsilon * epsilon / 8.0 * (1.0 + 4.0 * f64::EPSILON), 0.0)
+        }
         MechanismKind::RdpCurve { .. } => {
             return Err(NotApplicable::new(
                 "an RDP curve at finitely many orders implies no zCDP bound (use RDP or the PLD)",
@@ -358,9 +362,13 @@ pub fn rdp_curve(
                 epsilon,
                 categories,
             } => Box::new(move |a| rdp_mechanisms::randomized_response(a, epsilon, categories)),
-            MechanismKind::EpsDelta { epsilon, .. } | MechanismKind::Exponential { epsilon } => {
+            MechanismKind::EpsDelta { epsilon, .. } => {
                 Box::new(move |a| rdp_mechanisms::pure_dp(a, epsilon))
             }
+            // ε-bounded range: Hoeffding's bound below the pure-DP curve.
+            MechanismKind::Exponential { epsilon } => Box::new(move |a| {
+                crate::mechanism::bounded_range::renyi_divergence_bound(epsilon, a)
+            }),
             ref kind @ (MechanismKind::StudentT { .. } | MechanismKind::Cauchy { .. }) => {
                 let epsilon = kind.smooth_sensitivity_epsilon().unwrap_or(f64::INFINITY);
                 Box::new(move |a| rdp_mechanisms::pure_dp(a, epsilon))

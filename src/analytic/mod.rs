@@ -9,6 +9,7 @@
 //! [`crate::CompositionSpec`] and are run next to the PLD accountant by
 //! [`crate::comparison::compare`].
 
+pub mod bounded_range_optimal;
 pub mod clt;
 pub mod composition_theorems;
 pub mod event_bounds;

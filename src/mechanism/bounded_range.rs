@@ -29,6 +29,50 @@
 use crate::discretize::loss_atoms::LossAtoms;
 use crate::error::{Error, Result};
 
+/// Largest mean privacy loss (KL divergence) of an ε-BR pair:
+/// `max_t KL(B(t)) = ln((e^ε − 1)/ε) − 1 + ε/(e^ε − 1)`, at `e^t = (e^ε − 1)/ε`, and at most
+/// ε²/8 (Hoeffding's lemma at λ = −1, as `E_P[e^{−L}] = 1`); the smaller of the two, rounded
+/// up. Every ε-BR pair is a post-processing of some B(t), and KL only shrinks under it.
+///
+/// # Guarantee
+/// Upper bound on `KL(P‖Q)` of every ε-BR mechanism (exact up to rounding for the worst).
+pub fn max_mean_loss(epsilon: f64) -> f64 {
+    if epsilon.is_nan() || epsilon < 0.0 {
+        return f64::INFINITY;
+    }
+    let hoeffding = epsilon * epsilon / 8.0 * (1.0 + 4.0 * f64::EPSILON);
+    if epsilon == f64::INFINITY {
+        return f64::INFINITY;
+    }
+    let em1 = epsilon.exp_m1();
+    // ln(em1/ε) − 1 + ε/em1: terms of size ~ε/2 cancel to ~ε²/8; the rounding of each is
+    // covered by a few ulps of the larger terms.
+    let a = (em1 / epsilon).ln();
+    let b = epsilon / em1;
+    let exact = a - 1.0 + b;
+    let slack = 16.0 * f64::EPSILON * (a.abs() + 1.0 + b);
+    hoeffding.min(exact + slack)
+}
+
+/// Rényi divergence bound of every ε-BR pair at order α > 1:
+/// `D_α ≤ min(KL_max + (α − 1)·ε²/8, D_α(RR_ε))`. The loss lies in an interval of width ε, so
+/// Hoeffding's lemma gives `ln E_P[e^{(α−1)(L − E L)}] ≤ (α−1)²ε²/8`, and
+/// `D_α = E_P L + (α−1)^{−1}·ln E_P[e^{(α−1)(L − E L)}]`; ε-BR is also ε-DP. With
+/// `KL_max ≤ ε²/8` this makes ε-BR ε²/8-zCDP (as Cesar & Rogers 2021 state).
+///
+/// # Guarantee
+/// Upper bound on `D_α` of every ε-BR mechanism, both orders of neighbours.
+pub fn renyi_divergence_bound(epsilon: f64, alpha: f64) -> f64 {
+    let hoeffding = (max_mean_loss(epsilon) + (alpha - 1.0) * epsilon * epsilon / 8.0)
+        * (1.0 + 4.0 * f64::EPSILON);
+    let pure = crate::analytic::rdp_mechanisms::pure_dp(alpha, epsilon);
+    if hoeffding.is_nan() {
+        pure
+    } else {
+        hoeffding.min(pure)
+    }
+}
+
 /// Intervals of the t grid.
 const T_INTERVALS: usize = 4096;
 
@@ -100,6 +144,41 @@ mod tests {
         let forward = (p1 - e.exp() * q1).max(0.0) + ((1.0 - p1) - e.exp() * (1.0 - q1)).max(0.0);
         let backward = (q1 - e.exp() * p1).max(0.0) + ((1.0 - q1) - e.exp() * (1.0 - p1)).max(0.0);
         forward.max(backward)
+    }
+
+    /// D_α of B(t) (natural log), by its two outcomes.
+    fn binary_renyi(epsilon: f64, t: f64, alpha: f64) -> f64 {
+        let (q1, p1) = kink(epsilon, t);
+        let a = alpha * p1.ln() + (1.0 - alpha) * q1.ln();
+        let b = alpha * (1.0 - p1).ln() + (1.0 - alpha) * (1.0 - q1).ln();
+        let top = a.max(b);
+        (top + ((a - top).exp() + (b - top).exp()).ln()) / (alpha - 1.0)
+    }
+
+    #[test]
+    fn the_renyi_bound_is_above_every_binary_pair_and_kl_is_attained() {
+        for epsilon in [1e-4, 0.01, 0.3, 1.0, 4.0, 20.0] {
+            let kl = max_mean_loss(epsilon);
+            let mut best_kl: f64 = 0.0;
+            for j in 1..2000 {
+                let t = epsilon * j as f64 / 2000.0;
+                let (q1, p1) = kink(epsilon, t);
+                let k = p1 * (p1 / q1).ln() + (1.0 - p1) * ((1.0 - p1) / (1.0 - q1)).ln();
+                best_kl = best_kl.max(k);
+                for alpha in [1.5, 2.0, 8.0, 64.0] {
+                    let d = binary_renyi(epsilon, t, alpha);
+                    let bound = renyi_divergence_bound(epsilon, alpha);
+                    assert!(
+                        d <= bound * (1.0 + 1e-9) + 1e-15,
+                        "ε {epsilon} t {t} α {alpha}: {d} > {bound}"
+                    );
+                }
+            }
+            assert!(best_kl <= kl * (1.0 + 1e-6) + 1e-18, "{best_kl} > {kl}");
+            assert!(best_kl >= kl * (1.0 - 1e-4) - 1e-12, "{best_kl} ≪ {kl}");
+            assert!(kl <= epsilon * epsilon / 8.0 * (1.0 + 1e-12));
+        }
+        assert_eq!(max_mean_loss(f64::NAN), f64::INFINITY);
     }
 
     #[test]

@@ -163,6 +163,10 @@ fn settings(s: &Settings) -> String {
         Some(other) => format!("{method}; upper bound: {other}"),
         None => method,
     };
+    let method = match s.lower_method.as_deref() {
+        Some(other) => format!("{method}; lower bound: {other}"),
+        None => method,
+    };
     let met = match (s.tolerance_met, s.stopped_by.as_deref()) {
         (true, _) => "met".to_string(),
         (false, Some("memory budget")) => {
