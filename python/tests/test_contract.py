@@ -444,6 +444,8 @@ def test_the_mixed_release_composes_every_kind_of_event():
     }
     rows = pld.compare(spec, 1e-6)
     assert 0 <= rows.row("pld_lower")["epsilon"] <= rows.row("pld_upper")["epsilon"]
-    assert rows.row("pld_upper")["epsilon"] <= rows.row("rdp")["epsilon"]
+    # The accountant also takes the RDP conversion, its divergences widened by a bound on
+    # their rounding: equal to the row up to that widening.
+    assert rows.row("pld_upper")["epsilon"] <= rows.row("rdp")["epsilon"] * (1 + 1e-12)
     answer = pld.epsilon(spec, 1e-6)
     assert answer.upper == rows.row("pld_upper")["epsilon"]
