@@ -398,15 +398,6 @@ impl Accountant {
                 "zcdp_conversion",
             );
         }
-        if let Some(curve) = self.plan.upper_rdp_curve() {
-            take_closed_form_upper(
-                &mut epsilon,
-                &mut settings,
-                curve.epsilon(delta).epsilon,
-                target,
-                "rdp_conversion",
-            );
-        }
         if let Some(curve) = &self.plan.mixed_rdp {
             take_closed_form_upper(
                 &mut epsilon,
@@ -526,15 +517,6 @@ impl Accountant {
                     closed_form,
                     target,
                     "zcdp_conversion",
-                );
-            }
-            if let Some(curve) = self.plan.upper_rdp_curve() {
-                take_closed_form_upper(
-                    &mut delta,
-                    &mut settings,
-                    curve.delta(epsilon).delta,
-                    target,
-                    "rdp_conversion",
                 );
             }
             if let Some(curve) = &self.plan.mixed_rdp {

@@ -805,11 +805,12 @@ impl Plan {
         (rho.is_finite() && rho > 0.0).then_some(rho)
     }
 
-    /// `(ε₀, k)` when the composition is k runs of mechanisms that are all ε₀-DP by their
-    /// guarantee (`exponential`, `student_t`, `cauchy`, with one ε₀): the accountant then also
-    /// takes the exact optimal composition of k ε₀-DP mechanisms (Kairouz, Oh & Viswanath), a
-    /// valid upper bound the grid can only approach. `None` otherwise.
-    pub(super) fn upper_pure_dp(&self) -> Option<(f64, u64)> {
+    /// `(ε₀, k)` when the composition is k runs of guarantee events (and nothing else) for
+    /// which `epsilon_of` gives one and the same finite ε₀; `None` otherwise.
+    fn uniform_guarantee_epsilon(
+        &self,
+        epsilon_of: impl Fn(&MechanismKind) -> Option<f64>,
+    ) -> Option<(f64, u64)> {
         if self.groups.is_empty() || self.gaussian_mu.is_some() {
             return None;
         }
@@ -819,10 +820,7 @@ impl Plan {
             let Component::Guarantee(pair) = &group.component else {
                 return None;
             };
-            let e = match pair.guarantee {
-                MechanismKind::Exponential { epsilon } => epsilon,
-                ref kind => kind.smooth_sensitivity_epsilon()?,
-            };
+            let e = epsilon_of(&pair.guarantee)?;
             if epsilon0.is_some_and(|e0| e0 != e) {
                 return None;
             }
@@ -832,9 +830,20 @@ impl Plan {
         epsilon0.filter(|e| e.is_finite()).map(|e| (e, k))
     }
 
+    /// `(ε₀, k)` when the composition is k runs of mechanisms that are all ε₀-DP by their
+    /// guarantee (`exponential`, `student_t`, `cauchy`, with one ε₀): the accountant then also
+    /// takes the exact optimal composition of k ε₀-DP mechanisms (Kairouz, Oh & Viswanath), a
+    /// valid upper bound the grid can only approach. `None` otherwise.
+    pub(super) fn upper_pure_dp(&self) -> Option<(f64, u64)> {
+        self.uniform_guarantee_epsilon(|kind| match *kind {
+            MechanismKind::Exponential { epsilon } => Some(epsilon),
+            ref kind => kind.smooth_sensitivity_epsilon(),
+        })
+    }
+
     /// The optimal adaptive composition's lattice bracket when the composition is k
     /// exponential mechanisms at one ε (and nothing else) and it fits its work budget
-    /// (k up to about 1000): both of its ends are valid, and far tighter than the composed
+    /// (k up to about 4000): both of its ends are valid, and far tighter than the composed
     /// dominating pair (100 selections at ε = 1, δ = 10⁻⁶: [34.85, 35.0] against
     /// [33.29, 48.80]). Cached: a process builds it once per (ε, k). `None` otherwise.
     pub(super) fn bounded_range_composition(
@@ -843,25 +852,10 @@ impl Plan {
     {
         use crate::analytic::bounded_range_optimal::BoundedRangeComposition;
         use std::sync::{Arc, Mutex};
-        if self.groups.is_empty() || self.gaussian_mu.is_some() {
-            return None;
-        }
-        let mut epsilon0: Option<f64> = None;
-        let mut k = 0u64;
-        for group in &self.groups {
-            let Component::Guarantee(pair) = &group.component else {
-                return None;
-            };
-            let MechanismKind::Exponential { epsilon } = pair.guarantee else {
-                return None;
-            };
-            if epsilon0.is_some_and(|e0| e0 != epsilon) {
-                return None;
-            }
-            epsilon0 = Some(epsilon);
-            k = k.checked_add(group.count)?;
-        }
-        let epsilon = epsilon0?;
+        let (epsilon, k) = self.uniform_guarantee_epsilon(|kind| match *kind {
+            MechanismKind::Exponential { epsilon } => Some(epsilon),
+            _ => None,
+        })?;
         type Cache = Vec<((u64, u64), Option<Arc<BoundedRangeComposition>>)>;
         static CACHE: Mutex<Cache> = Mutex::new(Vec::new());
         let key = (epsilon.to_bits(), k);
@@ -878,38 +872,6 @@ impl Plan {
             cache.push((key, built.clone()));
         }
         built
-    }
-
-    /// The RDP curve of the whole composition (at the RDP accountant's orders) when every group
-    /// is a mechanism known by a guarantee; the unsampled Gaussians add αμ²/2. Its conversion
-    /// is a valid upper bound that the accountant also takes, for the reason given at
-    /// [`Plan::upper_zcdp_rho`]. Each divergence is widened by a bound on its rounding.
-    /// `None` otherwise.
-    pub(super) fn upper_rdp_curve(&self) -> Option<crate::analytic::rdp::RdpCurve> {
-        if self.groups.is_empty() {
-            return None;
-        }
-        let pairs: Vec<(&GuaranteePair, f64)> = self
-            .groups
-            .iter()
-            .map(|g| match &g.component {
-                Component::Guarantee(pair) => Some((&**pair, g.count as f64)),
-                _ => None,
-            })
-            .collect::<Option<_>>()?;
-        let mu_squared = self.gaussian_mu.map_or(0.0, |mu| mu * mu);
-        let widen = 1.0 + 64.0 * f64::EPSILON + 2.0 * self.gaussian_mu_relative_error;
-        Some(crate::analytic::rdp::RdpCurve::from_fn(
-            crate::analytic::rdp::default_orders(),
-            |alpha| {
-                let total = pairs
-                    .iter()
-                    .map(|(pair, count)| count * pair.divergence(alpha))
-                    .sum::<f64>()
-                    + 0.5 * alpha * mu_squared;
-                total * widen
-            },
-        ))
     }
 
     /// `μ_hi` of the closed-form upper bound when the plan's UPPER composition is one Gaussian
@@ -1001,31 +963,6 @@ pub(super) struct GuaranteePair {
     pub(super) rho: Option<f64>,
     /// The guarantee itself: `zcdp` or `rdp_curve`.
     pub(super) guarantee: MechanismKind,
-}
-
-impl GuaranteePair {
-    /// The guarantee's bound on `D_α` (an RDP curve: the value at the next listed order up,
-    /// as `D_α` is non-decreasing in α; ∞ past the last).
-    fn divergence(&self, alpha: f64) -> f64 {
-        match &self.guarantee {
-            &MechanismKind::Zcdp { rho } => rho * alpha,
-            // ε-BR: Hoeffding's bound, or the pure-DP curve where smaller.
-            &MechanismKind::Exponential { epsilon } => {
-                crate::mechanism::bounded_range::renyi_divergence_bound(epsilon, alpha)
-            }
-            kind @ (MechanismKind::StudentT { .. } | MechanismKind::Cauchy { .. }) => {
-                let epsilon = kind.smooth_sensitivity_epsilon().unwrap_or(f64::INFINITY);
-                crate::analytic::rdp_mechanisms::pure_dp(alpha, epsilon)
-            }
-            MechanismKind::RdpCurve { orders, values } => orders
-                .iter()
-                .zip(values)
-                .filter(|(&o, _)| o >= alpha)
-                .map(|(_, &v)| v)
-                .fold(f64::INFINITY, f64::min),
-            _ => f64::INFINITY,
-        }
-    }
 }
 
 /// The worst-case pair and the attaining Gaussian of a `zcdp` or `rdp_curve` mechanism
