@@ -759,10 +759,15 @@ impl Accountant {
     /// Evaluate a query (ε(δ) or δ(ε), read from one direction's PMF) as a bracket over both
     /// directions.
     ///
-    /// At a grid step fixed by the user, the lower end is the largest over the grids h, 2h,
-    /// 4h, … ≤ 1 nat (see [`coarser_steps`]; each is a lower bound, and a coarser grid whose
-    /// computation fails is left out), so that halving the step never loosens it. The coarser
-    /// grids together cost about as much as the grid h.
+    /// At a grid step fixed by the user, the lower end is the largest over the grids 2h, 4h,
+    /// … ≤ 1 nat (see [`coarser_steps`]; each is a lower bound, and a coarser grid whose
+    /// computation fails is left out), and over the grid h itself only when the bracket
+    /// without it misses the tolerance (`wanted`): the coarser grids together cost about half
+    /// as much as the grid h, and the upper end (what a fixed step is chosen for) is the grid
+    /// h's either way. Halving the step never loosens the lower end: the grids read at h/2
+    /// include every grid read at h. (Measured on DP-SGD σ 1, q 0.01, 10⁴ steps, h = 1e-4:
+    /// 19 ms instead of 23 ms, lower end 6.187638 instead of 6.187694 against the upper
+    /// 6.187746, tolerance 6.2e-3.)
     ///
     /// The ADD direction is first bounded from above on a grid twice as coarse (cheap): the
     /// true answer is the maximum over directions, so when that bound does not exceed REMOVE's
@@ -779,6 +784,7 @@ impl Accountant {
         grid: Grid,
         query: &(dyn Fn(&GridPmf) -> f64 + Sync),
         charged: &(dyn Fn(&GridPmf, f64) -> f64 + Sync),
+        wanted: &dyn Fn(&Bracket) -> f64,
         known_add: Option<f64>,
     ) -> Result<Evaluation> {
         let symmetric = self.plan.is_symmetric();
@@ -808,12 +814,17 @@ impl Accountant {
             Some(_) => coarser_steps(grid.step),
             None => Vec::new(),
         };
-        // The tasks of one direction: upper and lower at h, then the coarser lower grids.
+        // At a fixed step the lower end is first read from the coarser grids alone (about
+        // half the cost of the grid h); the grid h's own lower bound is computed only when
+        // that bracket misses the tolerance (see below).
+        let lower_first = chain.is_empty();
+        // The tasks of one direction: upper at h, lower at h unless deferred, then the
+        // coarser lower grids.
         let tasks_of = |direction: Direction| -> Vec<(Bound, Direction, Grid)> {
-            let mut tasks = vec![
-                (Bound::Upper, direction, grid),
-                (Bound::Lower, direction, grid),
-            ];
+            let mut tasks = vec![(Bound::Upper, direction, grid)];
+            if lower_first {
+                tasks.push((Bound::Lower, direction, grid));
+            }
             tasks.extend(
                 chain
                     .iter()
@@ -821,20 +832,25 @@ impl Accountant {
             );
             tasks
         };
-        // The bracket of one direction from its tasks' results (in `tasks_of` order).
+        // The bracket of one direction from its tasks' results (in `tasks_of` order): the
+        // upper end from the first, the lower end the largest of the others that succeeded
+        // (the grid h's own lower bound must succeed when it is computed).
         let bracket_of = |results: &[Result<(f64, usize)>]| -> Result<(Bracket, usize)> {
-            let (lower, lower_points) = results[1].clone()?;
-            let (upper, upper_points) = results[0].clone()?;
-            let coarser = results[2..2 + chain.len()]
-                .iter()
-                .filter_map(|r| r.as_ref().ok())
-                .map(|&(value, _)| value)
-                .fold(f64::NEG_INFINITY, f64::max);
-            let bracket = Bracket {
-                upper,
-                lower: lower.max(coarser),
-            };
-            Ok((bracket, upper_points.max(lower_points)))
+            let (upper, mut points) = results[0].clone()?;
+            let mut lower = f64::NEG_INFINITY;
+            for (i, result) in results.iter().enumerate().skip(1) {
+                match result {
+                    Ok((value, n)) => {
+                        lower = lower.max(*value);
+                        if i == 1 && lower_first {
+                            points = points.max(*n);
+                        }
+                    }
+                    Err(error) if i == 1 && lower_first => return Err(error.clone()),
+                    Err(_) => {}
+                }
+            }
+            Ok((Bracket { upper, lower }, points))
         };
         let mut tasks = tasks_of(Direction::Remove);
         let coarse_add = Grid {
@@ -844,20 +860,40 @@ impl Accountant {
         // An earlier grid's ADD bound is as valid on this one: with it, the check is run only
         // if REMOVE's upper bound comes out below it.
         let check_now = !symmetric && known_add.is_none();
+        // Largest first: after REMOVE's grid h (and its lower bound there) and its grid 2h.
+        let check_at = (if lower_first { 3 } else { 2 }).min(tasks.len());
         if check_now {
-            // Largest first: after REMOVE's two grids h and its grid 2h.
-            tasks.insert(
-                3.min(tasks.len()),
-                (Bound::Upper, Direction::Add, coarse_add),
-            );
+            tasks.insert(check_at, (Bound::Upper, Direction::Add, coarse_add));
         }
         let mut results = parallel_map(&tasks, run);
         let coarse_add_result = if check_now {
-            Some(results.remove(3.min(results.len() - 1)))
+            Some(results.remove(check_at))
         } else {
             None
         };
         let (remove, points) = bracket_of(&results)?;
+        // The grid h's lower bound of each computed direction, when the coarser grids' lower
+        // end leaves the bracket wider than the tolerance: the lower end is then the largest
+        // over h, 2h, 4h, … as before. (Whether it is computed does not change the lower
+        // ends' chain property: the grids read at h/2 include every grid read at h.)
+        let deepen = |bracket: Bracket, points: usize, directions: &[Direction]| {
+            let width = bracket.width();
+            if lower_first || (width.is_finite() && width <= wanted(&bracket)) {
+                return Ok((bracket, points));
+            }
+            let tasks: Vec<_> = directions
+                .iter()
+                .map(|&direction| (Bound::Lower, direction, grid))
+                .collect();
+            let mut deeper = bracket;
+            let mut points = points;
+            for result in parallel_map(&tasks, run) {
+                let (value, n) = result?;
+                deeper.lower = deeper.lower.max(value);
+                points = points.max(n);
+            }
+            Ok::<_, Error>((deeper, points))
+        };
         let finish = |bracket, worse_direction, points, add_upper| Evaluation {
             bracket,
             worse_direction,
@@ -867,6 +903,7 @@ impl Accountant {
             add_upper,
         };
         if symmetric {
+            let (remove, points) = deepen(remove, points, &[Direction::Remove])?;
             return Ok(finish(remove, "both", points, None));
         }
         let coarse_add = match (coarse_add_result, known_add) {
@@ -878,6 +915,7 @@ impl Accountant {
                 .min(known_add.unwrap_or(f64::INFINITY)),
         };
         if coarse_add <= remove.upper {
+            let (remove, points) = deepen(remove, points, &[Direction::Remove])?;
             return Ok(finish(remove, "remove", points, Some(coarse_add)));
         }
         let (add, add_points) = bracket_of(&parallel_map(&tasks_of(Direction::Add), run))?;
@@ -886,10 +924,15 @@ impl Accountant {
         } else {
             "remove"
         };
-        Ok(finish(
+        let (both, points) = deepen(
             remove.max(add),
-            worse_direction,
             points.max(add_points),
+            &[Direction::Remove, Direction::Add],
+        )?;
+        Ok(finish(
+            both,
+            worse_direction,
+            points,
             Some(coarse_add.min(add.upper)),
         ))
     }
@@ -949,7 +992,7 @@ impl Accountant {
                 roundoff_mass,
                 bytes,
                 add_upper,
-            } = match self.evaluate(grid, &query, &charged, known_add) {
+            } = match self.evaluate(grid, &query, &charged, &target, known_add) {
                 Ok(evaluation) => evaluation,
                 // The first grid is too fine for the composition's range: coarsen it (the
                 // bracket will say how loose the answer is) rather than give up.
