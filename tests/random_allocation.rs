@@ -203,3 +203,48 @@ fn every_allocation_lies_between_its_two_gaussians() {
         }
     }
 }
+
+/// Epoch counts whose losses lie far beyond the grid's range (ε in the millions): the answer
+/// is still the bracket of the two Gaussians, from their closed forms, not [0, ∞]. (Before,
+/// 10¹² epochs of t = 10 read ε ∈ [0, ∞] and 10⁶ epochs of t = 100 [5425.5, ∞].)
+#[test]
+fn huge_epoch_counts_are_bracketed_by_the_two_gaussians() {
+    for (sigma, t, k, epochs) in [
+        (10.0, 10u64, 1u64, 1_000_000_000_000u64),
+        (3.0, 1000, 2, 10_000_000_000),
+    ] {
+        let s = spec(sigma, t, k, epochs);
+        let answer = Accountant::new(&s, AccountantOptions::default())
+            .unwrap()
+            .epsilon_for_delta(1e-5)
+            .unwrap();
+        let e = epochs as f64;
+        let mu_sum = e.sqrt() * k as f64 / (sigma * (t as f64).sqrt());
+        let mu_plain = (e * k as f64).sqrt() / sigma;
+        let (sum_lo, sum_hi) = gaussian_epsilon(mu_sum, 1e-5);
+        let (plain_lo, plain_hi) = gaussian_epsilon(mu_plain, 1e-5);
+        let (lower, upper) = (answer.epsilon.lower, answer.epsilon.upper);
+        assert!(
+            lower >= sum_lo * (1.0 - 1e-9) && lower <= sum_hi,
+            "t {t}: lower {lower} vs [{sum_lo}, {sum_hi}]"
+        );
+        assert!(
+            upper >= plain_lo && upper <= plain_hi * (1.0 + 1e-9),
+            "t {t}: upper {upper} vs [{plain_lo}, {plain_hi}]"
+        );
+        assert_eq!(
+            answer.settings.lower_method.as_deref(),
+            Some("sum_statistic")
+        );
+        assert_eq!(
+            answer.settings.upper_method.as_deref(),
+            Some("analytic_gaussian")
+        );
+        // δ at the sum Gaussian's ε: at least its δ there (δ = 1e-5 up to its bracket).
+        let d = Accountant::new(&s, AccountantOptions::default())
+            .unwrap()
+            .delta_for_epsilon(sum_lo)
+            .unwrap();
+        assert!(d.delta.lower >= 0.99e-5 && d.delta.upper <= 1.0, "{d:?}");
+    }
+}

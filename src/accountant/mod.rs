@@ -425,6 +425,20 @@ impl Accountant {
                 "bounded_range_adaptive",
             );
         }
+        if let Some(mu_lo) = self.plan.lower_gaussian_mu() {
+            // Any ε at or above the Gaussian's answer is a valid hint: the upper end is.
+            let lower = analytic_gaussian::epsilon_lower_for_delta(mu_lo, delta, epsilon.upper);
+            take_closed_form_bracket(
+                &mut epsilon,
+                &mut settings,
+                Bracket {
+                    upper: f64::INFINITY,
+                    lower,
+                },
+                target,
+                "sum_statistic",
+            );
+        }
         Ok(EpsilonAnswer {
             delta,
             epsilon,
@@ -546,6 +560,18 @@ impl Accountant {
                     composition.delta(epsilon),
                     target,
                     "bounded_range_adaptive",
+                );
+            }
+            if let Some(mu_lo) = self.plan.lower_gaussian_mu() {
+                take_closed_form_bracket(
+                    &mut delta,
+                    &mut settings,
+                    Bracket {
+                        upper: f64::INFINITY,
+                        lower: analytic_gaussian::delta_for_epsilon(mu_lo, epsilon).lower,
+                    },
+                    target,
+                    "sum_statistic",
                 );
             }
             return Ok(DeltaAnswer {

@@ -874,13 +874,16 @@ impl Plan {
         built
     }
 
-    /// `μ_hi` of the closed-form upper bound when the plan's UPPER composition is one Gaussian
-    /// although its lower is not: every group is a shuffled epoch, whose upper bound is one
-    /// unamplified Gaussian step (see [`ShuffleEpoch`]), so the upper composition is the
-    /// Gaussian of `μ² = μ_unsampled² + Σ count·μ_epoch²`. The computed μ is widened by its
-    /// rounding bound as in [`Plan::analytic_mu`]. `None` otherwise (or for a non-finite μ).
+    /// `μ_hi` of a closed-form upper bound when every group is a shuffled or
+    /// random-allocation epoch: each is at most its record's steps without amplification (one
+    /// Gaussian step for shuffling, see [`ShuffleEpoch`]; k steps, `μ_epoch² = k·μ_step²`,
+    /// for allocation, see [`Allocation`]), so the composition is at most the Gaussian of
+    /// `μ² = μ_unsampled² + Σ count·μ_epoch²`. For shuffling that is the upper composition
+    /// itself; for allocation it is looser than the grid's amplified bound wherever the grid
+    /// can represent the losses. The computed μ is widened by its rounding bound as in
+    /// [`Plan::analytic_mu`]. `None` otherwise (or for a non-finite μ).
     ///
-    /// On the grid that upper bound is lost past the loss limit (ε above 600 nats reads ∞);
+    /// On the grid an upper bound is lost past the loss limit (ε above 600 nats reads ∞);
     /// the closed form has no such limit.
     pub(super) fn upper_gaussian_mu(&self) -> Option<f64> {
         if self.groups.is_empty() {
@@ -888,18 +891,50 @@ impl Plan {
         }
         let mut mu_squared = self.gaussian_mu.map_or(0.0, |mu| mu * mu);
         for group in &self.groups {
-            let Component::Shuffle(epoch) = &group.component else {
-                return None;
+            let (mu, steps) = match &group.component {
+                Component::Shuffle(epoch) => (epoch.step.mu(), 1.0),
+                Component::RandomAllocation(a) => (a.gaussian.mu(), a.participations as f64),
+                _ => return None,
             };
-            let mu = epoch.step.mu();
-            mu_squared += group.count as f64 * mu * mu;
+            mu_squared += group.count as f64 * steps * mu * mu;
         }
         let mu = mu_squared.sqrt();
-        // The terms of `gaussian_mu` (see `Plan::new`), three roundings per group's term, one
+        // The terms of `gaussian_mu` (see `Plan::new`), four roundings per group's term, one
         // per addition, and the root: within (terms + 4)·2⁻⁵² relative.
-        let terms = 2.0 * self.groups.len() as f64 + 1.0;
+        let terms = 3.0 * self.groups.len() as f64 + 1.0;
         let relative_error = self.gaussian_mu_relative_error + (terms + 4.0) * f64::EPSILON;
         (mu.is_finite() && mu > 0.0).then_some(mu * (1.0 + relative_error))
+    }
+
+    /// μ of a Gaussian whose composition the plan is at least as leaky as, when the plan
+    /// has random-allocation or shuffled epochs (whose grid lower bounds are loose by
+    /// nature, and can be lost at huge counts): the unsampled Gaussians (exact) composed with,
+    /// for each epoch, the post-processing that reports only the sum of its t outputs,
+    /// `N(k·s, tσ²)` against `N(0, tσ²)` (k participations of a step with shift s; k = 1
+    /// for shuffling, whose pair with every other record equal to the neighbour's is random
+    /// allocation's). Other events are left out: a sub-composition is never leakier. The μ
+    /// is narrowed by its rounding bound. `None` without such epochs.
+    pub(super) fn lower_gaussian_mu(&self) -> Option<f64> {
+        let mut mu_squared = self.gaussian_mu.map_or(0.0, |mu| mu * mu);
+        let mut epochs = false;
+        for group in &self.groups {
+            let (mu_step, k, t) = match &group.component {
+                Component::RandomAllocation(a) => {
+                    (a.gaussian.mu(), a.participations, a.steps_per_epoch)
+                }
+                Component::Shuffle(epoch) => (epoch.step.mu(), 1, epoch.steps_per_epoch),
+                _ => continue,
+            };
+            epochs = true;
+            let mu_epoch = k as f64 * mu_step / (t as f64).sqrt();
+            mu_squared += group.count as f64 * mu_epoch * mu_epoch;
+        }
+        let mu = mu_squared.sqrt();
+        // The terms of `gaussian_mu`, five roundings per group's term, one per addition, and
+        // the root: within (6·groups + 4)·2⁻⁵² relative.
+        let terms = 6.0 * self.groups.len() as f64 + 4.0;
+        let relative_error = self.gaussian_mu_relative_error + terms * f64::EPSILON;
+        (epochs && mu.is_finite() && mu > 0.0).then_some(mu * (1.0 - relative_error))
     }
 
     /// The δ each single event's discretization may add by merging tail bins, for an ε(δ)

@@ -132,7 +132,10 @@ pub struct Settings {
     /// How the lower bound was computed when not by `method`: `"bounded_range_adaptive"` when
     /// every event is an exponential mechanism with one ε and the optimal adaptive
     /// composition's lattice bracket (see [`crate::analytic::bounded_range_optimal`]) raised
-    /// it (that bracket may also lower the upper bound: `upper_method` says so).
+    /// it (that bracket may also lower the upper bound: `upper_method` says so);
+    /// `"sum_statistic"` when the composition has random-allocation or shuffled epochs and
+    /// the Gaussian of their sums (each epoch reporting only the sum of its t outputs, with
+    /// the unsampled Gaussians) was the larger lower bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lower_method: Option<Cow<'static, str>>,
 }
