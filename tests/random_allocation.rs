@@ -205,8 +205,9 @@ fn every_allocation_lies_between_its_two_gaussians() {
 }
 
 /// Epoch counts whose losses lie far beyond the grid's range (ε in the millions): the answer
-/// is still the bracket of the two Gaussians, from their closed forms, not [0, ∞]. (Before,
-/// 10¹² epochs of t = 10 read ε ∈ [0, ∞] and 10⁶ epochs of t = 100 [5425.5, ∞].)
+/// is the bracket of the two Gaussians, from their closed forms, not [0, ∞], and at once.
+/// (Before, 10¹² epochs of t = 10 read ε ∈ [0, ∞] and 10⁶ epochs of t = 100 [5425.5, ∞]
+/// after 5 s; 2·10¹⁰ epochs of t = 15697 read δ(0.39) ∈ [0, 1] after 13 s.)
 #[test]
 fn huge_epoch_counts_are_bracketed_by_the_two_gaussians() {
     for (sigma, t, k, epochs) in [
@@ -240,6 +241,9 @@ fn huge_epoch_counts_are_bracketed_by_the_two_gaussians() {
             answer.settings.upper_method.as_deref(),
             Some("analytic_gaussian")
         );
+        // Past the grid's loss range (600 nats) no grid is composed at all.
+        assert_eq!(answer.settings.method, "closed_form");
+        assert_eq!(answer.settings.grid_step, None);
         // δ at the sum Gaussian's ε: at least its δ there (δ = 1e-5 up to its bracket).
         let d = Accountant::new(&s, AccountantOptions::default())
             .unwrap()
@@ -247,4 +251,25 @@ fn huge_epoch_counts_are_bracketed_by_the_two_gaussians() {
             .unwrap();
         assert!(d.delta.lower >= 0.99e-5 && d.delta.upper <= 1.0, "{d:?}");
     }
+}
+
+/// The closed-form shortcut leaves ordinary allocations to the grid, and answers δ alone
+/// when the two Gaussians already pin it down.
+#[test]
+fn closed_forms_answer_only_where_the_grid_cannot_add() {
+    let ordinary = Accountant::new(&spec(1.0, 1000, 1, 10), AccountantOptions::default())
+        .unwrap()
+        .epsilon_for_delta(1e-5)
+        .unwrap();
+    assert_eq!(ordinary.settings.method, "pld");
+    let huge = spec(0.9721466775808411, 15697, 1, 21_740_869_117);
+    let start = std::time::Instant::now();
+    let d = Accountant::new(&huge, AccountantOptions::default())
+        .unwrap()
+        .delta_for_epsilon(0.39)
+        .unwrap();
+    assert!(start.elapsed().as_secs_f64() < 1.0);
+    assert_eq!(d.settings.method, "closed_form");
+    // The sum Gaussian: μ = √E/(σ√t) ≈ 1210, δ(0.39) = 1 to double precision.
+    assert!(d.delta.lower > 0.999_999 && d.delta.upper <= 1.0, "{d:?}");
 }

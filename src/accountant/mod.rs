@@ -20,7 +20,7 @@ use crate::mechanism::{
 };
 use crate::pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
 use crate::pmf::composition::compose_all_tilted;
-use crate::pmf::grid_pmf::{GridPmf, MAX_ABS_LOSS};
+use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
 use crate::pmf::product::compose_product;
 use crate::spec::{CompositionSpec, MechanismKind, Neighbouring, SamplingKind};
 
@@ -324,6 +324,9 @@ impl Accountant {
                 settings: Settings::analytic(tolerance, epsilon, target(&epsilon)),
             });
         }
+        if let Some(answer) = self.epochs_beyond_the_grid_epsilon(delta, target) {
+            return Ok(answer);
+        }
         let tail_mass = self
             .options
             .tail_mass
@@ -446,6 +449,92 @@ impl Accountant {
         })
     }
 
+    /// ε(δ) from the closed forms alone, for compositions with random-allocation or shuffled
+    /// epochs, when the grid could not add to them: the epochs' sum statistic alone puts
+    /// ε(δ) above [`LOSS_LIMIT`] (every grid reads the upper end as ∞ there), or the closed
+    /// forms' bracket already meets the tolerance. Lower end: the Gaussian of the epochs'
+    /// sums ([`Plan::lower_gaussian_mu`]); upper end: the Gaussian without amplification
+    /// ([`Plan::upper_gaussian_mu`]) or the RDP conversion of a mix with guarantee events,
+    /// whichever is smaller (∞ without either). `None` when the grid is to be used.
+    fn epochs_beyond_the_grid_epsilon(
+        &self,
+        delta: f64,
+        target: impl Fn(&Bracket) -> f64,
+    ) -> Option<EpsilonAnswer> {
+        let mu_lo = self.plan.lower_gaussian_mu()?;
+        let lower = analytic_gaussian::epsilon_lower_for_delta(mu_lo, delta, f64::INFINITY);
+        let mut upper = self.plan.upper_gaussian_mu().map_or(f64::INFINITY, |mu| {
+            analytic_gaussian::epsilon_upper_for_delta(mu, delta)
+        });
+        let mut upper_method = "analytic_gaussian";
+        if let Some(curve) = &self.plan.mixed_rdp {
+            let rdp = curve.epsilon(delta).epsilon;
+            if rdp < upper {
+                (upper, upper_method) = (rdp, "rdp_conversion");
+            }
+        }
+        let epsilon = Bracket {
+            upper: upper.max(lower),
+            lower,
+        };
+        let wanted = target(&epsilon);
+        if !(lower > LOSS_LIMIT || epsilon.width() <= wanted) {
+            return None;
+        }
+        let mut settings = Settings::analytic(self.options.tolerance, epsilon, wanted);
+        settings.method = "closed_form".into();
+        settings.lower_method = Some("sum_statistic".into());
+        settings.upper_method = upper.is_finite().then_some(upper_method.into());
+        Some(EpsilonAnswer {
+            delta,
+            epsilon,
+            settings,
+        })
+    }
+
+    /// δ(ε) from the closed forms of [`Accountant::epochs_beyond_the_grid_epsilon`] alone,
+    /// when their bracket (upper end at most 1) already meets the tolerance (e.g. δ = 1 up
+    /// to 1e-15 at huge epoch counts, where the grid took seconds to answer [0, 1]).
+    fn epochs_closed_form_delta(
+        &self,
+        epsilon: f64,
+        target: impl Fn(&Bracket) -> f64,
+    ) -> Option<DeltaAnswer> {
+        let mu_lo = self.plan.lower_gaussian_mu()?;
+        let lower = analytic_gaussian::delta_for_epsilon(mu_lo, epsilon).lower;
+        let mut upper = self.plan.upper_gaussian_mu().map_or(1.0, |mu| {
+            analytic_gaussian::delta_for_epsilon(mu, epsilon)
+                .upper
+                .min(1.0)
+        });
+        let mut upper_method = "analytic_gaussian";
+        if let Some(curve) = &self.plan.mixed_rdp {
+            let rdp = curve.delta(epsilon).delta;
+            if rdp < upper {
+                (upper, upper_method) = (rdp, "rdp_conversion");
+            }
+        }
+        let delta = Bracket {
+            upper: upper.max(lower),
+            lower,
+        };
+        let wanted = target(&delta);
+        // (NaN widths never meet the tolerance.)
+        let met = delta.width() <= wanted;
+        if !met {
+            return None;
+        }
+        let mut settings = Settings::analytic(self.options.tolerance, delta, wanted);
+        settings.method = "closed_form".into();
+        settings.lower_method = Some("sum_statistic".into());
+        settings.upper_method = (upper < 1.0).then_some(upper_method.into());
+        Some(DeltaAnswer {
+            epsilon,
+            delta,
+            settings,
+        })
+    }
+
     /// Guaranteed bracket on δ(ε): the smallest δ such that the composition is (ε, δ)-DP.
     ///
     /// # Errors
@@ -468,6 +557,9 @@ impl Accountant {
                 delta,
                 settings: Settings::analytic(tolerance, delta, target(&delta)),
             });
+        }
+        if let Some(answer) = self.epochs_closed_form_delta(epsilon, target) {
+            return Ok(answer);
         }
         // δ is not known in advance: start far below any δ worth reporting, so that queries at
         // different ε share the same settings unless δ is tiny.

@@ -82,7 +82,10 @@ impl AccountantOptions {
 /// How a result was computed, for the JSON output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
-    /// `"analytic_gaussian"` (exact closed form) or `"pld"` (grid + FFT).
+    /// `"analytic_gaussian"` (exact closed form), `"pld"` (grid + FFT), or `"closed_form"`:
+    /// the closed forms that bound random-allocation or shuffled epochs (`lower_method` and
+    /// `upper_method` name them), when the grid could not add to them (the answer lies past
+    /// the grid's loss range, or they already meet the tolerance).
     pub method: Cow<'static, str>,
     /// Grid step used (nats); absent for the analytic method.
     #[serde(default, skip_serializing_if = "Option::is_none")]

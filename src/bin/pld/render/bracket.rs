@@ -137,6 +137,7 @@ pub fn tolerance(s: &Settings) -> String {
 pub fn method(s: &Settings) -> String {
     match s.grid_step {
         Some(h) => format!("PLD, grid step {h:.3e}"),
+        None if s.method == "closed_form" => "closed forms (no grid)".to_string(),
         None => "exact Gaussian (closed form)".to_string(),
     }
 }
@@ -156,6 +157,7 @@ fn settings(s: &Settings) -> String {
             "PLD (grid step {h:.3e} nats, {} refinements)",
             s.refinements
         ),
+        None if s.method == "closed_form" => "closed forms (no grid)".to_string(),
         None => "exact Gaussian (closed form)".to_string(),
     };
     let method = match s.upper_method.as_deref() {
