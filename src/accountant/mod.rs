@@ -324,8 +324,24 @@ impl Accountant {
                 settings: Settings::analytic(tolerance, epsilon, target(&epsilon)),
             });
         }
-        if let Some(answer) = self.epochs_beyond_the_grid_epsilon(delta, target) {
-            return Ok(answer);
+        // Epochs whose closed forms the grid cannot add to: the sum statistic alone puts
+        // ε(δ) above LOSS_LIMIT (every grid reads the upper end as ∞ there), or the closed
+        // forms already meet the tolerance.
+        let epochs = self.epochs_closed_form(
+            |mu| analytic_gaussian::epsilon_lower_for_delta(mu, delta, f64::INFINITY),
+            |mu| analytic_gaussian::epsilon_upper_for_delta(mu, delta),
+            |curve| curve.epsilon(delta).epsilon,
+            f64::INFINITY,
+        );
+        if let Some((epsilon, upper_method)) = epochs {
+            let wanted = target(&epsilon);
+            if epsilon.lower > LOSS_LIMIT || epsilon.width() <= wanted {
+                return Ok(EpsilonAnswer {
+                    delta,
+                    epsilon,
+                    settings: self.closed_form_settings(epsilon, wanted, upper_method),
+                });
+            }
         }
         let tail_mass = self
             .options
@@ -428,15 +444,14 @@ impl Accountant {
                 "bounded_range_adaptive",
             );
         }
-        if let Some(mu_lo) = self.plan.lower_gaussian_mu() {
-            // Any ε at or above the Gaussian's answer is a valid hint: the upper end is.
-            let lower = analytic_gaussian::epsilon_lower_for_delta(mu_lo, delta, epsilon.upper);
+        if let Some((closed_form, _)) = epochs {
+            // Its upper end was taken above, under its own method's name.
             take_closed_form_bracket(
                 &mut epsilon,
                 &mut settings,
                 Bracket {
                     upper: f64::INFINITY,
-                    lower,
+                    lower: closed_form.lower,
                 },
                 target,
                 "sum_statistic",
@@ -449,90 +464,48 @@ impl Accountant {
         })
     }
 
-    /// ε(δ) from the closed forms alone, for compositions with random-allocation or shuffled
-    /// epochs, when the grid could not add to them: the epochs' sum statistic alone puts
-    /// ε(δ) above [`LOSS_LIMIT`] (every grid reads the upper end as ∞ there), or the closed
-    /// forms' bracket already meets the tolerance. Lower end: the Gaussian of the epochs'
-    /// sums ([`Plan::lower_gaussian_mu`]); upper end: the Gaussian without amplification
-    /// ([`Plan::upper_gaussian_mu`]) or the RDP conversion of a mix with guarantee events,
-    /// whichever is smaller (∞ without either). `None` when the grid is to be used.
-    fn epochs_beyond_the_grid_epsilon(
+    /// The closed-form bracket of a composition with random-allocation or shuffled epochs
+    /// (`None` without them), for one query: lower end `lower(μ)` of the Gaussian of the
+    /// epochs' sums ([`Plan::lower_gaussian_mu`]); upper end the smaller of `upper(μ)` for the
+    /// Gaussian without amplification ([`Plan::upper_gaussian_mu`]) and `rdp(curve)` for the
+    /// RDP conversion of a mix with guarantee events, else `no_upper`; with the name of the
+    /// upper end's method (`None` for `no_upper`).
+    fn epochs_closed_form(
         &self,
-        delta: f64,
-        target: impl Fn(&Bracket) -> f64,
-    ) -> Option<EpsilonAnswer> {
-        let mu_lo = self.plan.lower_gaussian_mu()?;
-        let lower = analytic_gaussian::epsilon_lower_for_delta(mu_lo, delta, f64::INFINITY);
-        let mut upper = self.plan.upper_gaussian_mu().map_or(f64::INFINITY, |mu| {
-            analytic_gaussian::epsilon_upper_for_delta(mu, delta)
-        });
-        let mut upper_method = "analytic_gaussian";
-        if let Some(curve) = &self.plan.mixed_rdp {
-            let rdp = curve.epsilon(delta).epsilon;
-            if rdp < upper {
-                (upper, upper_method) = (rdp, "rdp_conversion");
+        lower: impl Fn(f64) -> f64,
+        upper: impl Fn(f64) -> f64,
+        rdp: impl Fn(&crate::analytic::rdp::RdpCurve) -> f64,
+        no_upper: f64,
+    ) -> Option<(Bracket, Option<&'static str>)> {
+        let lower = lower(self.plan.lower_gaussian_mu()?);
+        let mut best = (no_upper, None);
+        if let Some(mu) = self.plan.upper_gaussian_mu() {
+            let value = upper(mu);
+            if value < no_upper {
+                best = (value, Some("analytic_gaussian"));
             }
         }
-        let epsilon = Bracket {
-            upper: upper.max(lower),
+        if let Some(curve) = &self.plan.mixed_rdp {
+            let value = rdp(curve);
+            if value < best.0 {
+                best = (value, Some("rdp_conversion"));
+            }
+        }
+        let bracket = Bracket {
+            upper: best.0.max(lower),
             lower,
         };
-        let wanted = target(&epsilon);
-        if !(lower > LOSS_LIMIT || epsilon.width() <= wanted) {
-            return None;
-        }
-        let mut settings = Settings::analytic(self.options.tolerance, epsilon, wanted);
-        settings.method = "closed_form".into();
-        settings.lower_method = Some("sum_statistic".into());
-        settings.upper_method = upper.is_finite().then_some(upper_method.into());
-        Some(EpsilonAnswer {
-            delta,
-            epsilon,
-            settings,
-        })
+        Some((bracket, best.1))
     }
 
-    /// δ(ε) from the closed forms of [`Accountant::epochs_beyond_the_grid_epsilon`] alone,
-    /// when their bracket (upper end at most 1) already meets the tolerance (e.g. δ = 1 up
-    /// to 1e-15 at huge epoch counts, where the grid took seconds to answer [0, 1]).
-    fn epochs_closed_form_delta(
-        &self,
-        epsilon: f64,
-        target: impl Fn(&Bracket) -> f64,
-    ) -> Option<DeltaAnswer> {
-        let mu_lo = self.plan.lower_gaussian_mu()?;
-        let lower = analytic_gaussian::delta_for_epsilon(mu_lo, epsilon).lower;
-        let mut upper = self.plan.upper_gaussian_mu().map_or(1.0, |mu| {
-            analytic_gaussian::delta_for_epsilon(mu, epsilon)
-                .upper
-                .min(1.0)
-        });
-        let mut upper_method = "analytic_gaussian";
-        if let Some(curve) = &self.plan.mixed_rdp {
-            let rdp = curve.delta(epsilon).delta;
-            if rdp < upper {
-                (upper, upper_method) = (rdp, "rdp_conversion");
-            }
-        }
-        let delta = Bracket {
-            upper: upper.max(lower),
-            lower,
-        };
-        let wanted = target(&delta);
-        // (NaN widths never meet the tolerance.)
-        let met = delta.width() <= wanted;
-        if !met {
-            return None;
-        }
-        let mut settings = Settings::analytic(self.options.tolerance, delta, wanted);
+    /// The answer from [`Accountant::epochs_closed_form`] alone, without a grid (settings
+    /// `method: "closed_form"`, `lower_method: "sum_statistic"`).
+    fn closed_form_settings(&self, bracket: Bracket, wanted: f64, upper: Option<&str>) -> Settings {
+        let mut settings = Settings::analytic(self.options.tolerance, bracket, wanted);
         settings.method = "closed_form".into();
         settings.lower_method = Some("sum_statistic".into());
-        settings.upper_method = (upper < 1.0).then_some(upper_method.into());
-        Some(DeltaAnswer {
-            epsilon,
-            delta,
-            settings,
-        })
+        settings.upper_method = upper.map(|m| m.to_owned().into());
+        settings
     }
 
     /// Guaranteed bracket on δ(ε): the smallest δ such that the composition is (ε, δ)-DP.
@@ -558,8 +531,23 @@ impl Accountant {
                 settings: Settings::analytic(tolerance, delta, target(&delta)),
             });
         }
-        if let Some(answer) = self.epochs_closed_form_delta(epsilon, target) {
-            return Ok(answer);
+        // Epochs whose closed forms already meet the tolerance (e.g. δ = 1 up to 1e-15 at
+        // huge epoch counts, where the grid took seconds to answer [0, 1]).
+        let epochs = self.epochs_closed_form(
+            |mu| analytic_gaussian::delta_for_epsilon(mu, epsilon).lower,
+            |mu| analytic_gaussian::delta_for_epsilon(mu, epsilon).upper,
+            |curve| curve.delta(epsilon).delta,
+            1.0,
+        );
+        if let Some((delta, upper_method)) = epochs {
+            let wanted = target(&delta);
+            if delta.width() <= wanted {
+                return Ok(DeltaAnswer {
+                    epsilon,
+                    delta,
+                    settings: self.closed_form_settings(delta, wanted, upper_method),
+                });
+            }
         }
         // δ is not known in advance: start far below any δ worth reporting, so that queries at
         // different ε share the same settings unless δ is tiny.
@@ -654,13 +642,14 @@ impl Accountant {
                     "bounded_range_adaptive",
                 );
             }
-            if let Some(mu_lo) = self.plan.lower_gaussian_mu() {
+            if let Some((closed_form, _)) = epochs {
+                // Its upper end was taken above, under its own method's name.
                 take_closed_form_bracket(
                     &mut delta,
                     &mut settings,
                     Bracket {
                         upper: f64::INFINITY,
-                        lower: analytic_gaussian::delta_for_epsilon(mu_lo, epsilon).lower,
+                        lower: closed_form.lower,
                     },
                     target,
                     "sum_statistic",
