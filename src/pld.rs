@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::mechanism::MonotonePrivacyLoss;
 use crate::pmf::composition::compose_all;
 use crate::pmf::grid_pmf::GridPmf;
+use std::sync::{Arc, OnceLock};
 
 /// The privacy loss distribution of a mechanism (or a composition), on a grid, in one bound.
 ///
@@ -19,11 +20,54 @@ use crate::pmf::grid_pmf::GridPmf;
 /// and ADD = PLD(M(D) ‖ M(D ∪ {z})). The two are composed separately (the adversarial pair is
 /// fixed for a whole run) and only the final query takes the worse of the two. When the
 /// mechanism is symmetric (e.g. unsampled Gaussian noise) the two coincide and one is stored.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct PrivacyLossDistribution {
     remove: GridPmf,
-    /// `None` when ADD has the same distribution as REMOVE.
-    add: Option<GridPmf>,
+    add: AddDirection,
+}
+
+/// How the ADD direction is held.
+#[derive(Clone)]
+enum AddDirection {
+    /// ADD has the same distribution as REMOVE.
+    Same,
+    /// ADD's own PMF.
+    Stored(GridPmf),
+    /// ADD rounded on first use from what the discretization kept (the swapped bins, the
+    /// lumped atoms). A query often never needs it (the accountant first checks ADD on a much
+    /// coarser grid), and rounding it was about a quarter of a discretization's cost.
+    Deferred(Arc<DeferredPmf>, Arc<OnceLock<GridPmf>>),
+}
+
+/// How a deferred ADD PMF is made.
+type DeferredPmf = dyn Fn() -> GridPmf + Send + Sync;
+
+impl std::fmt::Debug for AddDirection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AddDirection::Same => f.write_str("Same"),
+            AddDirection::Stored(pmf) => f.debug_tuple("Stored").field(pmf).finish(),
+            AddDirection::Deferred(_, pmf) => f.debug_tuple("Deferred").field(&pmf.get()).finish(),
+        }
+    }
+}
+
+impl AddDirection {
+    fn from_option(add: Option<GridPmf>) -> AddDirection {
+        add.map_or(AddDirection::Same, AddDirection::Stored)
+    }
+
+    /// ADD made by `make` when first needed.
+    fn deferred(make: impl Fn() -> GridPmf + Send + Sync + 'static) -> AddDirection {
+        AddDirection::Deferred(Arc::new(make), Arc::new(OnceLock::new()))
+    }
+}
+
+/// Two PLDs are equal when both directions' PMFs are (whether or not ADD was rounded yet).
+impl PartialEq for PrivacyLossDistribution {
+    fn eq(&self, other: &Self) -> bool {
+        self.remove == other.remove && self.add_pmf() == other.add_pmf()
+    }
 }
 
 /// Whether the ADD direction of a mechanism equals its REMOVE direction.
@@ -95,8 +139,10 @@ impl PrivacyLossDistribution {
                 let bins = LossBins::with_merged_tails(mechanism, step, tail_mass, merge_budget)?;
                 let remove = bins.connect_the_dots();
                 let add = match symmetry {
-                    Symmetry::Symmetric => None,
-                    Symmetry::Asymmetric => Some(bins.swapped().connect_the_dots()),
+                    Symmetry::Symmetric => AddDirection::Same,
+                    Symmetry::Asymmetric => {
+                        AddDirection::deferred(move || bins.swapped().connect_the_dots())
+                    }
                 };
                 PrivacyLossDistribution { remove, add }
             }
@@ -106,10 +152,10 @@ impl PrivacyLossDistribution {
                 let atoms = LossAtoms::merged_from_mechanism(mechanism, 0.5 * step, tail_mass)?;
                 PrivacyLossDistribution {
                     remove: atoms.lower_pmf(step)?,
-                    add: match symmetry {
+                    add: AddDirection::from_option(match symmetry {
                         Symmetry::Symmetric => None,
                         Symmetry::Asymmetric => Some(atoms.swapped().lower_pmf(step)?),
-                    },
+                    }),
                 }
             }
             Bound::Lower => {
@@ -118,8 +164,8 @@ impl PrivacyLossDistribution {
                 PrivacyLossDistribution {
                     remove: atoms.remove_pmf(),
                     add: match symmetry {
-                        Symmetry::Symmetric => None,
-                        Symmetry::Asymmetric => Some(atoms.add_pmf()),
+                        Symmetry::Symmetric => AddDirection::Same,
+                        Symmetry::Asymmetric => AddDirection::deferred(move || atoms.add_pmf()),
                     },
                 }
             }
@@ -148,10 +194,10 @@ impl PrivacyLossDistribution {
         };
         Ok(PrivacyLossDistribution {
             remove: round(atoms)?,
-            add: match symmetry {
+            add: AddDirection::from_option(match symmetry {
                 Symmetry::Symmetric => None,
                 Symmetry::Asymmetric => Some(round(&atoms.swapped())?),
-            },
+            }),
         })
     }
 
@@ -167,7 +213,10 @@ impl PrivacyLossDistribution {
                 });
             }
         }
-        Ok(PrivacyLossDistribution { remove, add })
+        Ok(PrivacyLossDistribution {
+            remove,
+            add: AddDirection::from_option(add),
+        })
     }
 
     /// The revealed mixture `Σ wᵢ·PLDᵢ` (pair i used with probability wᵢ, the same under
@@ -181,7 +230,7 @@ impl PrivacyLossDistribution {
     /// As [`GridPmf::mixture`].
     pub fn mixture(parts: &[(f64, &PrivacyLossDistribution)]) -> Result<Self> {
         let remove: Vec<(f64, &GridPmf)> = parts.iter().map(|(w, p)| (*w, p.remove())).collect();
-        let add = if parts.iter().all(|(_, p)| p.add.is_none()) {
+        let add = if parts.iter().all(|(_, p)| p.add_pmf().is_none()) {
             None
         } else {
             let add: Vec<(f64, &GridPmf)> = parts.iter().map(|(w, p)| (*w, p.add())).collect();
@@ -189,7 +238,7 @@ impl PrivacyLossDistribution {
         };
         Ok(PrivacyLossDistribution {
             remove: GridPmf::mixture(&remove)?,
-            add,
+            add: AddDirection::from_option(add),
         })
     }
 
@@ -200,15 +249,23 @@ impl PrivacyLossDistribution {
 
     /// The ADD direction (the same PMF as REMOVE when symmetric).
     pub fn add(&self) -> &GridPmf {
-        self.add.as_ref().unwrap_or(&self.remove)
+        self.add_pmf().unwrap_or(&self.remove)
+    }
+
+    /// ADD's own PMF, `None` when it is REMOVE's (rounded here on first use when deferred).
+    fn add_pmf(&self) -> Option<&GridPmf> {
+        match &self.add {
+            AddDirection::Same => None,
+            AddDirection::Stored(add) => Some(add),
+            AddDirection::Deferred(make, add) => Some(add.get_or_init(|| make())),
+        }
     }
 
     /// Whether ADD is stored separately.
     pub fn symmetry(&self) -> Symmetry {
-        if self.add.is_some() {
-            Symmetry::Asymmetric
-        } else {
-            Symmetry::Symmetric
+        match self.add {
+            AddDirection::Same => Symmetry::Symmetric,
+            _ => Symmetry::Asymmetric,
         }
     }
 
@@ -231,7 +288,7 @@ impl PrivacyLossDistribution {
     /// As [`GridPmf::compose`].
     pub fn compose_many(plds: &[&Self], tail_mass: f64) -> Result<Self> {
         let remove = compose_all(plds.iter().map(|p| p.remove.clone()).collect(), tail_mass)?;
-        let add = if plds.iter().all(|p| p.add.is_none()) {
+        let add = if plds.iter().all(|p| p.symmetry() == Symmetry::Symmetric) {
             None
         } else {
             Some(compose_all(
@@ -239,7 +296,10 @@ impl PrivacyLossDistribution {
                 tail_mass,
             )?)
         };
-        Ok(PrivacyLossDistribution { remove, add })
+        Ok(PrivacyLossDistribution {
+            remove,
+            add: AddDirection::from_option(add),
+        })
     }
 
     /// The k-fold composition with itself, direction by direction.
@@ -258,10 +318,10 @@ impl PrivacyLossDistribution {
     pub fn self_compose_tilted(&self, k: u64, tail_mass: f64, tilts: usize) -> Result<Self> {
         Ok(PrivacyLossDistribution {
             remove: self.remove.self_compose_tilted(k, tail_mass, tilts)?,
-            add: match &self.add {
+            add: AddDirection::from_option(match self.add_pmf() {
                 Some(add) => Some(add.self_compose_tilted(k, tail_mass, tilts)?),
                 None => None,
-            },
+            }),
         })
     }
 
@@ -271,7 +331,7 @@ impl PrivacyLossDistribution {
     /// An upper bound on the true δ(ε) for an `Upper` PLD, a lower bound for a `Lower` one.
     pub fn delta_for_epsilon(&self, epsilon: f64) -> f64 {
         let remove = self.remove.delta_for_epsilon(epsilon);
-        match &self.add {
+        match self.add_pmf() {
             Some(add) => remove.max(add.delta_for_epsilon(epsilon)),
             None => remove,
         }
@@ -284,7 +344,7 @@ impl PrivacyLossDistribution {
     /// As [`Self::delta_for_epsilon`] at each value.
     pub fn delta_for_epsilons(&self, epsilons: &[f64]) -> Vec<f64> {
         let mut deltas = self.remove.delta_for_epsilons(epsilons);
-        if let Some(add) = &self.add {
+        if let Some(add) = self.add_pmf() {
             for (d, a) in deltas.iter_mut().zip(add.delta_for_epsilons(epsilons)) {
                 *d = d.max(a);
             }
@@ -298,7 +358,7 @@ impl PrivacyLossDistribution {
     /// An upper bound on the true ε(δ) for an `Upper` PLD, a lower bound for a `Lower` one.
     pub fn epsilon_for_delta(&self, delta: f64) -> f64 {
         let remove = self.remove.epsilon_for_delta(delta);
-        match &self.add {
+        match self.add_pmf() {
             Some(add) => remove.max(add.epsilon_for_delta(delta)),
             None => remove,
         }
