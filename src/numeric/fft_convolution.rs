@@ -51,11 +51,11 @@ fn plans(n: usize) -> Arc<RealFft> {
     Arc::clone(slot.get_or_init(|| Arc::new(RealFft::new(n))))
 }
 
-/// The buffers of one FFT power or product: the real signal (input, then output), the half
-/// spectrum and the transforms' scratch.
+/// The buffers of one FFT power or product: the half spectrum (which also holds the real
+/// signal, packed in pairs, before the forward transform and after the inverse) and the
+/// transforms' scratch.
 #[derive(Default)]
 struct Workspace {
-    real: Vec<f64>,
     spectrum: Vec<Complex64>,
     scratch: Vec<Complex64>,
 }
@@ -64,14 +64,13 @@ impl Workspace {
     /// Size the buffers for transforms of length `n` (contents unspecified).
     fn prepare(&mut self, n: usize, plan: &RealFft) {
         let scratch = plan.scratch_len();
-        self.real.resize(n, 0.0);
         self.spectrum.resize(n / 2 + 1, Complex64::new(0.0, 0.0));
         self.scratch.resize(scratch, Complex64::new(0.0, 0.0));
     }
 
     /// Bytes held.
     fn bytes(&self) -> usize {
-        self.real.capacity() * 8 + (self.spectrum.capacity() + self.scratch.capacity()) * 16
+        (self.spectrum.capacity() + self.scratch.capacity()) * 16
     }
 }
 
@@ -160,14 +159,20 @@ fn l1(v: &[f64]) -> f64 {
 }
 
 fn l2(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// ℓ2 norm of a real signal held packed in pairs (`x_{2j} + i·x_{2j+1}`).
+fn l2_packed(v: &[Complex64]) -> f64 {
     // Four running sums (vectorizable); the order only moves the last bits of an estimate.
     let mut sums = [0.0; 4];
-    let chunks = v.chunks_exact(4);
-    let rest: f64 = chunks.remainder().iter().map(|x| x * x).sum();
+    let chunks = v.chunks_exact(2);
+    let rest: f64 = chunks.remainder().iter().map(|z| z.norm_sqr()).sum();
     for c in chunks {
-        for (s, x) in sums.iter_mut().zip(c) {
-            *s += x * x;
-        }
+        sums[0] += c[0].re * c[0].re;
+        sums[1] += c[0].im * c[0].im;
+        sums[2] += c[1].re * c[1].re;
+        sums[3] += c[1].im * c[1].im;
     }
     (sums.iter().sum::<f64>() + rest).sqrt()
 }
@@ -248,16 +253,7 @@ pub fn convolve_fft(a: &[f64], b: &[f64]) -> Convolved {
         spectral.add_magnitude(hermitian_weight(j, n), modulus(z));
         product.push(z);
     }
-    let mut out = vec![0.0; n];
-    inverse_and_bound(
-        &mut product,
-        &mut out,
-        &mut scratch,
-        out_len,
-        &spectral,
-        &plan,
-        0,
-    )
+    inverse_and_bound(&mut product, &mut scratch, out_len, &spectral, &plan, 0)
 }
 
 /// Weight of half-spectrum bin j in the full spectrum's sum of squares.
@@ -296,14 +292,13 @@ impl SpectralError {
 /// negatives, and bound the error from the spectral errors.
 fn inverse_and_bound(
     spectrum: &mut [Complex64],
-    out: &mut [f64],
     scratch: &mut [Complex64],
     len: usize,
     spectral: &SpectralError,
     plan: &RealFft,
     start: usize,
 ) -> Convolved {
-    let n = out.len();
+    let n = plan.len();
     // The DC and Nyquist bins of a real signal's spectrum are real.
     spectrum[0].im = 0.0;
     if let Some(last) = spectrum.last_mut() {
@@ -311,16 +306,23 @@ fn inverse_and_bound(
             last.im = 0.0;
         }
     }
-    plan.inverse(spectrum, out, scratch);
-    let scale = 1.0 / n as f64;
-    // The window, circular indices start .. start + len (len ≤ n), as at most two slices.
-    let start = start % n;
-    let (head, tail) = if start + len <= n {
-        (&out[start..start + len], &out[..0])
-    } else {
-        (&out[start..], &out[..start + len - n])
+    plan.inverse_packed(spectrum, scratch);
+    // The output x_i, packed: x_{2j} + i·x_{2j+1} = spectrum[j].
+    let out = &spectrum[..n / 2];
+    let at = |i: usize| {
+        let pair = out[i / 2];
+        if i % 2 == 0 {
+            pair.re
+        } else {
+            pair.im
+        }
     };
-    let mut values: Vec<f64> = head.iter().chain(tail).map(|&v| v * scale).collect();
+    let scale = 1.0 / n as f64;
+    // The window, circular indices start .. start + len (len ≤ n).
+    let start = start % n;
+    let mut values: Vec<f64> = (start..start + len)
+        .map(|i| at(if i < n { i } else { i - n }) * scale)
+        .collect();
     let mut negative_sq = 0.0;
     let mut most_negative = 0.0_f64;
     let mut largest = 0.0_f64;
@@ -335,7 +337,7 @@ fn inverse_and_bound(
     }
     let stages = (n as f64).log2().ceil();
     let inverse_rounding = (FFT_ERROR_CONSTANT * stages + 1.0) * UNIT_ROUNDOFF;
-    let full_l2 = l2(out) * scale;
+    let full_l2 = l2_packed(out) * scale;
     let model = (spectral.squares / n as f64).sqrt() + inverse_rounding * full_l2;
     // Negative outputs are pure error: the bound must cover them, with margin.
     let roundoff_l2 = model.max(2.0 * negative_sq.sqrt());
@@ -459,12 +461,8 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
     let plan = plans(n);
     let mut workspace = take_workspace();
     workspace.prepare(n, &plan);
-    let Workspace {
-        real,
-        spectrum,
-        scratch,
-    } = &mut workspace;
-    let transformed = transform_factor(p, k, real, spectrum, scratch, &plan, NEAR_ZERO_BINS);
+    let Workspace { spectrum, scratch } = &mut workspace;
+    let transformed = transform_factor(p, k, spectrum, scratch, &plan, NEAR_ZERO_BINS);
     let mut spectral = SpectralError::default();
     // Σ weight of the bins dropped by the fast path, each charged the same bound.
     let mut dropped_weight = 0.0;
@@ -482,7 +480,7 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
     // The rotation by `rotation` shifted the k-fold result by k·rotation (mod n).
     let shift = ((transformed.rotation as u128 * k as u128) % n as u128) as u64;
     let start = ((window_start % n as u64 + n as u64 - shift) % n as u64) as usize;
-    let result = inverse_and_bound(spectrum, real, scratch, window_len, &spectral, &plan, start);
+    let result = inverse_and_bound(spectrum, scratch, window_len, &spectral, &plan, start);
     return_workspace(workspace);
     result
 }
@@ -524,11 +522,7 @@ pub fn product_window(
     let plan = plans(n);
     let mut workspace = take_workspace();
     workspace.prepare(n, &plan);
-    let Workspace {
-        real,
-        spectrum,
-        scratch,
-    } = &mut workspace;
+    let Workspace { spectrum, scratch } = &mut workspace;
     let bins = n / 2 + 1;
     // The running product starts at 1 (the empty sum's point mass at 0), exactly.
     let mut product = vec![Complex64::new(1.0, 0.0); bins];
@@ -553,7 +547,7 @@ pub fn product_window(
             .take(NEAR_ZERO_BINS)
             .take_while(|z| modulus(**z) >= DIRECT_WORTH)
             .count();
-        let transformed = transform_factor(p, k, real, spectrum, scratch, &plan, direct_limit);
+        let transformed = transform_factor(p, k, spectrum, scratch, &plan, direct_limit);
         shift = (shift + transformed.rotation as u128 * k as u128) % n as u128;
         let rule = PowerRule::new(k);
         live.retain(|&j| {
@@ -596,7 +590,7 @@ pub fn product_window(
     }
     spectrum.copy_from_slice(&product);
     let start = ((window_start as u128 % n as u128 + n as u128 - shift) % n as u128) as usize;
-    let result = inverse_and_bound(spectrum, real, scratch, window_len, &spectral, &plan, start);
+    let result = inverse_and_bound(spectrum, scratch, window_len, &spectral, &plan, start);
     return_workspace(workspace);
     result
 }
@@ -638,13 +632,12 @@ struct TransformedFactor {
 fn transform_factor(
     p: &[f64],
     k: u64,
-    real: &mut [f64],
     spectrum: &mut [Complex64],
     scratch: &mut [Complex64],
     plan: &RealFft,
     direct_limit: usize,
 ) -> TransformedFactor {
-    let n = real.len();
+    let n = plan.len();
     let stages = (n as f64).log2().ceil();
     let norm = l1(p);
     let (atom_index, atom) =
@@ -663,14 +656,21 @@ fn transform_factor(
     let plain_error = FFT_ERROR_CONSTANT * stages * UNIT_ROUNDOFF * norm;
     let split = split_error < 0.5 * plain_error;
     let rotation = if split { atom_index } else { 0 };
-    real.fill(0.0);
+    // The rotated signal, packed in pairs: x_r at spectrum[r / 2] (real part for even r).
+    spectrum.fill(Complex64::new(0.0, 0.0));
     for (i, &v) in p.iter().enumerate() {
-        real[(i + n - rotation) % n] = v;
+        let r = (i + n - rotation) % n;
+        let pair = &mut spectrum[r / 2];
+        if r % 2 == 0 {
+            pair.re = v;
+        } else {
+            pair.im = v;
+        }
     }
     if split {
-        real[0] = 0.0;
+        spectrum[0].re = 0.0;
     }
-    plan.forward(real, spectrum, scratch);
+    plan.forward_packed(spectrum, scratch);
     let e_fwd = if split {
         for x in spectrum.iter_mut() {
             x.re += atom;
