@@ -39,9 +39,14 @@ impl LossBins {
     pub fn connect_the_dots(&self) -> GridPmf {
         let h = self.step;
         let mut probs = vec![0.0; self.nodes()];
+        // 1 − e^{−(ε_hi − ε_lo)} for the last width seen (most bins are one step wide).
+        let mut width = (0, f64::NAN);
         for (k, pair) in self.ends.windows(2).enumerate() {
             let (lo, hi) = (pair[0], pair[1]);
-            let one_minus_e_minus_width = -(-((hi - lo) as f64 * h)).exp_m1();
+            if width.0 != hi - lo {
+                width = (hi - lo, -(-((hi - lo) as f64 * h)).exp_m1());
+            }
+            let one_minus_e_minus_width = width.1;
             // a = P_I − e^{ε_lo} Q_I, as the mechanism computed it (no cancellation).
             let p = self.p[k];
             // Q-masses near the underflow threshold carry an absolute error of some 2^-1074

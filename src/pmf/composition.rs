@@ -218,6 +218,7 @@ impl GridPmf {
         }
         let moments = TailMoments::of(&self.probs, self.step);
         let window = power_window_for(&moments, k, tail_mass, full_top, caps, tilts);
+
         if window.top < caps.0 {
             // Everything but a Chernoff-bounded tail lies below −LOSS_LIMIT.
             let mut out = self.beyond_limit(k, true);
@@ -632,43 +633,83 @@ impl GridPmf {
             return;
         }
         let allowed = expected * (1.0 + 1e-13);
-        let total = crate::numeric::summation::neumaier_sum(
-            self.probs
-                .iter()
-                .zip(self.exp_neg_losses())
-                .map(|(p, w)| p * w),
-        );
+        // Σ p e^{−l} with a margin for its rounding (see `q_mass_blocked`).
+        let total = self.q_mass_blocked() * (1.0 + 1e-14);
         if total <= allowed {
             return;
         }
-        let weights: Vec<f64> = self.exp_neg_losses().collect();
+        // Walk up from the lowest loss (usually only a few entries, where e^{−l} magnifies
+        // the FFT noise most) until folding the entries so far restores the sum.
         let mut moved_mass = 0.0;
         let mut moved_q = 0.0;
-        for (i, &weight) in weights.iter().enumerate() {
+        let mut previous_weight = f64::NAN;
+        let mut fold = None;
+        for (i, weight) in self.exp_neg_losses().enumerate() {
             if i > 0 && total - moved_q + moved_mass * weight <= allowed {
                 // Entries 0..i−1 folded onto i−1 are not enough, onto i too much: fold them
                 // onto i−1 and move only the fraction of that lump needed onto i.
-                let before = total - moved_q + moved_mass * weights[i - 1];
-                let gain = moved_mass * (weights[i - 1] - weight);
-                let fraction = ((before - allowed) / gain * (1.0 + 1e-9)).clamp(0.0, 1.0);
-                if fraction.is_nan() || fraction >= 1.0 {
-                    self.fold_prefix(i, true);
-                    return;
-                }
-                self.fold_prefix(i - 1, true);
-                let moved = fraction * self.probs[0];
-                self.probs[0] -= moved;
-                self.probs[1] += moved;
-                // The moved part carries the round-off of entry 0 into entry 1.
-                match self.entry_errors.as_mut() {
-                    Some(errors) => errors[1] += errors[0],
-                    None => self.folded_top += 1,
-                }
-                return;
+                let before = total - moved_q + moved_mass * previous_weight;
+                let gain = moved_mass * (previous_weight - weight);
+                fold = Some((
+                    i,
+                    ((before - allowed) / gain * (1.0 + 1e-9)).clamp(0.0, 1.0),
+                ));
+                break;
             }
             moved_mass += self.probs[i];
             moved_q += self.probs[i] * weight;
+            previous_weight = weight;
         }
+        let Some((i, fraction)) = fold else {
+            return;
+        };
+        if fraction.is_nan() || fraction >= 1.0 {
+            self.fold_prefix(i, true);
+            return;
+        }
+        self.fold_prefix(i - 1, true);
+        let moved = fraction * self.probs[0];
+        self.probs[0] -= moved;
+        self.probs[1] += moved;
+        // The moved part carries the round-off of entry 0 into entry 1.
+        match self.entry_errors.as_mut() {
+            Some(errors) => errors[1] += errors[0],
+            None => self.folded_top += 1,
+        }
+    }
+
+    /// `Σ pᵢ e^{−lᵢ}` by blocks of [`Q_MASS_BLOCK`] entries: `e^{−l₀}·Σ_j p_{i₀+j}·e^{−j·h}`
+    /// with one `exp` per block and a table of `e^{−j·h}`, each block's dot product in 8
+    /// independent sums (vectorizable) and the blocks' values compensated. For non-negative
+    /// entries the relative error is below about `(45 + |l|/2)·u`: the table and the anchor
+    /// (1 ulp each, plus `|l₀|·u/2` from rounding the anchor's loss, as for any `exp(−lᵢ)`),
+    /// the products, and 31 + 7 additions of non-negative terms per block (Higham, "Accuracy
+    /// and Stability of Numerical Algorithms", §4.2: a sum of m such terms is within
+    /// (m − 1)·u). For the losses of a composition (|l| ≲ 20) that is below 1e-14. Much
+    /// faster than an `exp` and a compensated addition per entry (1.5 ms for 215,000 entries
+    /// on DP-SGD σ 1, q 0.01, 10⁴ steps, h 1e-4; now 0.3 ms with the fold).
+    fn q_mass_blocked(&self) -> f64 {
+        let table: Vec<f64> = (0..Q_MASS_BLOCK)
+            .map(|j| (-(j as f64) * self.step).exp())
+            .collect();
+        crate::numeric::summation::neumaier_sum(self.probs.chunks(Q_MASS_BLOCK).enumerate().map(
+            |(b, block)| {
+                let mut sums = [0.0; 8];
+                let lanes = block.chunks_exact(8);
+                let rest: f64 = lanes
+                    .remainder()
+                    .iter()
+                    .zip(&table[block.len() / 8 * 8..])
+                    .map(|(p, w)| p * w)
+                    .sum();
+                for (lane, weights) in lanes.zip(table.chunks_exact(8)) {
+                    for ((s, p), w) in sums.iter_mut().zip(lane).zip(weights) {
+                        *s += p * w;
+                    }
+                }
+                (-self.loss(b * Q_MASS_BLOCK)).exp() * (sums.iter().sum::<f64>() + rest)
+            },
+        ))
     }
 
     /// `e^{−lᵢ}` for every entry, by a multiplicative recurrence re-anchored every 256 entries
@@ -878,6 +919,9 @@ impl GridPmf {
 /// u64::MAX: the product neither underflows to 0·∞ = NaN nor loses the 1 − tiny structure
 /// (for m = 1e-6 and k = 1e9 it is 1 − e^{−1000}, not NaN). Relative error a few ulps times
 /// `1 + k·|ln t|·u`-sized terms, far inside the δ allowance.
+/// Entries per block of [`GridPmf::q_mass_blocked`].
+const Q_MASS_BLOCK: usize = 256;
+
 pub(super) fn power_infinity_mass(finite: f64, infinity: f64, k: u64) -> f64 {
     let kf = k as f64;
     if infinity <= 0.0 {
