@@ -145,7 +145,10 @@ impl LossBins {
         let edge_at = |j: usize| mechanism.edge(mechanism.inverse_privacy_loss(node_loss(j)));
         // (grid offset, edge) of every bin end, increasing.
         let ends: Vec<(usize, M::Edge)> = if budget > 0.0 {
-            let mut ends = vec![(0, edge_at(0))];
+            // Room for every node up to a cap (address space only: untouched pages cost
+            // nothing), so that growing never copies the ends to fresh pages.
+            let mut ends = Vec::with_capacity(nodes.min(1 << 18));
+            ends.push((0, edge_at(0)));
             let top = (nodes - 1, edge_at(nodes - 1));
             merge_blocks(
                 mechanism, first, step, budget, ends[0], top, &mut ends, &edge_at,
