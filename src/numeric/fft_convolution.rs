@@ -169,20 +169,14 @@ fn l1(v: &[f64]) -> f64 {
 }
 
 fn l2(v: &[f64]) -> f64 {
-    v.iter().map(|x| x * x).sum::<f64>().sqrt()
-}
-
-/// ℓ2 norm of a real signal held packed in pairs (`x_{2j} + i·x_{2j+1}`).
-fn l2_packed(v: &[Complex64]) -> f64 {
     // Four running sums (vectorizable); the order only moves the last bits of an estimate.
     let mut sums = [0.0; 4];
-    let chunks = v.chunks_exact(2);
-    let rest: f64 = chunks.remainder().iter().map(|z| z.norm_sqr()).sum();
+    let chunks = v.chunks_exact(4);
+    let rest: f64 = chunks.remainder().iter().map(|x| x * x).sum();
     for c in chunks {
-        sums[0] += c[0].re * c[0].re;
-        sums[1] += c[0].im * c[0].im;
-        sums[2] += c[1].re * c[1].re;
-        sums[3] += c[1].im * c[1].im;
+        for (s, x) in sums.iter_mut().zip(c) {
+            *s += x * x;
+        }
     }
     (sums.iter().sum::<f64>() + rest).sqrt()
 }
@@ -318,23 +312,25 @@ fn inverse_and_bound(
         }
     }
     plan.inverse_packed(spectrum, as_scratch(&mut buffer, plan));
-    // The output x_i, packed: x_{2j} + i·x_{2j+1} = spectrum[j].
-    let out = &spectrum[..n / 2];
-    let at = |i: usize| {
-        let pair = out[i / 2];
-        if i % 2 == 0 {
-            pair.re
-        } else {
-            pair.im
-        }
-    };
+    // The output, packed in pairs x_{2j} + i·x_{2j+1}: as doubles, x itself.
+    let out: &[f64] = bytemuck::cast_slice(&spectrum[..n / 2]);
     let scale = 1.0 / n as f64;
-    // The window, circular indices start .. start + len (len ≤ n).
+    // The window, circular indices start .. start + len (len ≤ n), as at most two slices.
     let start = start % n;
+    let (head, tail) = if start + len <= n {
+        (&out[start..start + len], &out[..0])
+    } else {
+        (&out[start..], &out[..start + len - n])
+    };
     let mut values = buffer;
     values.truncate(len);
-    for (i, v) in (start..start + len).zip(values.iter_mut()) {
-        *v = at(if i < n { i } else { i - n }) * scale;
+    let (first, second) = values.split_at_mut(head.len());
+    for (v, &x) in first
+        .iter_mut()
+        .zip(head)
+        .chain(second.iter_mut().zip(tail))
+    {
+        *v = x * scale;
     }
     let mut negative_sq = 0.0;
     let mut most_negative = 0.0_f64;
@@ -350,7 +346,7 @@ fn inverse_and_bound(
     }
     let stages = (n as f64).log2().ceil();
     let inverse_rounding = (FFT_ERROR_CONSTANT * stages + 1.0) * UNIT_ROUNDOFF;
-    let full_l2 = l2_packed(out) * scale;
+    let full_l2 = l2(out) * scale;
     let model = (spectral.squares / n as f64).sqrt() + inverse_rounding * full_l2;
     // Negative outputs are pure error: the bound must cover them, with margin.
     let roundoff_l2 = model.max(2.0 * negative_sq.sqrt());
@@ -685,19 +681,17 @@ fn transform_factor(
     let plain_error = FFT_ERROR_CONSTANT * stages * UNIT_ROUNDOFF * norm;
     let split = split_error < 0.5 * plain_error;
     let rotation = if split { atom_index } else { 0 };
-    // The rotated signal, packed in pairs: x_r at spectrum[r / 2] (real part for even r).
-    spectrum.fill(Complex64::new(0.0, 0.0));
-    for (i, &v) in p.iter().enumerate() {
-        let r = (i + n - rotation) % n;
-        let pair = &mut spectrum[r / 2];
-        if r % 2 == 0 {
-            pair.re = v;
-        } else {
-            pair.im = v;
+    // The signal rotated left by `rotation`, packed in pairs x_{2j} + i·x_{2j+1} (as
+    // doubles, x itself): p[rotation..] from 0 on, p[..rotation] at the end.
+    {
+        let x: &mut [f64] = bytemuck::cast_slice_mut(&mut spectrum[..n / 2]);
+        x.fill(0.0);
+        let (low, high) = p.split_at(rotation.min(p.len()));
+        x[..high.len()].copy_from_slice(high);
+        x[n - low.len()..].copy_from_slice(low);
+        if split {
+            x[0] = 0.0;
         }
-    }
-    if split {
-        spectrum[0].re = 0.0;
     }
     plan.forward_packed(spectrum, scratch);
     let e_fwd = if split {
