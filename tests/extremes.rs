@@ -128,3 +128,61 @@ fn dp_sgd_corners_are_answered_with_valid_brackets() {
         }
     }
 }
+
+/// Subsampled Gaussian steps whose composed loss lies far past the grid's ±600 nats: the
+/// grid's upper bound is +∞ there, and the answer's upper end is the composition without
+/// amplification instead (the sampled pair is dominated by the unsampled one at every ε),
+/// which is the unsampled Gaussian of μ = √T/σ: answered by the same accountant's exact
+/// Gaussian path, and checked here against the Gaussian's δ(ε) in closed form (log space:
+/// `δ = Φ(μ/2 − ε/μ) − e^ε·Φ(−μ/2 − ε/μ)`, the second term far below the first here).
+/// Sampling never leaks more than not sampling, so that upper end must also hold for every
+/// rate, and more sampled steps never give less than fewer.
+#[test]
+fn sampled_steps_past_the_loss_limit_keep_a_finite_upper_bound() {
+    let epsilon = |spec: CompositionSpec| {
+        Accountant::new(&spec, AccountantOptions::default())
+            .unwrap()
+            .epsilon_for_delta(1e-5)
+            .unwrap()
+            .epsilon
+    };
+    let (sigma, steps) = (0.01, 10u64);
+    let sampled = epsilon(CompositionSpec::dp_sgd(sigma, 0.01, steps, 1.0).unwrap());
+    let unsampled =
+        epsilon(CompositionSpec::dp_sgd(sigma / (steps as f64).sqrt(), 1.0, 1, 1.0).unwrap());
+    assert!(sampled.upper.is_finite(), "{sampled}");
+    assert!(
+        (sampled.upper - unsampled.upper).abs() <= 1e-9 * unsampled.upper,
+        "{sampled} vs {unsampled}"
+    );
+    assert!(sampled.lower <= sampled.upper, "{sampled}");
+    // The Gaussian's δ at the upper end, δ = Φ(−x₁) − e^ε·Φ(−x₂) with x₁ = ε/μ − μ/2 ≈ 4.3
+    // (by erfc) and x₂ = ε/μ + μ/2 ≈ 320 (in log space by the asymptotic series
+    // `ln Φ(−x) = −x²/2 − ln(x√(2π)) + ln(1 − 1/x² + 3/x⁴ − …)`, exact to ~1e-12 there):
+    // at most 1e-5 (an upper bound on ε) and not far below it (tight for this pair).
+    let mu = (steps as f64).sqrt() / sigma;
+    let e = sampled.upper;
+    let (x1, x2) = (e / mu - mu / 2.0, e / mu + mu / 2.0);
+    let first = 0.5 * libm::erfc(x1 / std::f64::consts::SQRT_2);
+    let series = 1.0 - 1.0 / (x2 * x2) + 3.0 / x2.powi(4);
+    let ln_second =
+        e - 0.5 * x2 * x2 - (x2 * (2.0 * std::f64::consts::PI).sqrt()).ln() + series.ln();
+    let delta_at_upper = first - ln_second.exp();
+    assert!(
+        delta_at_upper <= 1e-5 * (1.0 + 1e-6),
+        "δ(ε upper) = {delta_at_upper:e} ({first:e} − e^{ln_second})"
+    );
+    assert!(
+        delta_at_upper >= 0.99e-5,
+        "δ(ε upper) = {delta_at_upper:e}: not tight"
+    );
+    for (q, t) in [(1e-3, 1_000_000u64), (0.5, 1_000_000)] {
+        let answer = epsilon(CompositionSpec::dp_sgd(0.3, q, t, 1.0).unwrap());
+        let bound = epsilon(CompositionSpec::dp_sgd(0.3 / (t as f64).sqrt(), 1.0, 1, 1.0).unwrap());
+        assert!(
+            answer.upper.is_finite() && answer.upper <= bound.upper * (1.0 + 1e-12),
+            "σ 0.3 q {q} T {t}: {answer} vs {bound}"
+        );
+        assert!(answer.lower <= answer.upper, "{answer}");
+    }
+}

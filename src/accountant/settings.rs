@@ -124,7 +124,8 @@ pub struct Settings {
     pub stopped_by: Option<Cow<'static, str>>,
     /// How the upper bound was computed when not by `method`: `"analytic_gaussian"` when the
     /// composition's upper bound is one Gaussian in closed form while its lower bound needs
-    /// the grid (shuffled batches: each epoch's upper bound is an unamplified Gaussian step);
+    /// the grid (shuffled batches: each epoch's upper bound is an unamplified Gaussian step;
+    /// sampled Gaussian steps past the grid's 600-nat loss range, where the grid reads ∞);
     /// `"zcdp_conversion"` or `"rdp_conversion"` when every event is known by a guarantee
     /// (`zcdp`, `rdp_curve`; unsampled Gaussians too) and the conversion of the total was
     /// below the PLD's upper bound; `"optimal_composition"` when every event is ε₀-DP by its
