@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""Compare the wall time of two `pld` binaries on one command line, alternating them.
+
+Usage: python3 scripts/ab_timing.py RUNS BINARY_A BINARY_B [pld arguments ...]
+
+Each round runs A then B once (whole processes, output discarded); the medians and minima
+over RUNS rounds are printed with the ratio B/A. Alternating keeps slow drifts of a shared,
+noisy machine out of the ratio; report ratios, not absolute times. Standard library only.
+
+Example (the session's own build against an older one):
+    python3 scripts/ab_timing.py 31 /tmp/pld_old target/release/pld \\
+        epsilon --sigma 1 --sampling-rate 0.01 --steps 10000 --delta 1e-5 --grid-step 1e-4
+"""
+
+import statistics
+import subprocess
+import sys
+import time
+
+
+def main() -> None:
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    runs, first, second, args = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
+    times = ([], [])
+    for _ in range(runs):
+        for binary, spent in zip((first, second), times):
+            start = time.perf_counter()
+            subprocess.run(
+                [binary, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+            )
+            spent.append((time.perf_counter() - start) * 1000.0)
+    a, b = statistics.median(times[0]), statistics.median(times[1])
+    print(f"A {first}: median {a:.2f} ms (min {min(times[0]):.2f})")
+    print(f"B {second}: median {b:.2f} ms (min {min(times[1]):.2f})")
+    print(f"B/A {b / a:.3f}")
+
+
+if __name__ == "__main__":
+    main()
