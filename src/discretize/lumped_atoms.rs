@@ -62,7 +62,7 @@ const MAX_ITERATIONS: usize = 50;
 
 /// How far above its node an interval of [`LumpedAtoms`] may end, in units of the larger
 /// of its start's distance below the node and the node spacing.
-const LANDING_REACH: f64 = 4.0;
+pub const LANDING_REACH: f64 = 4.0;
 
 /// Merged atoms on the half-step grid `(first + i + ½)·step`, for both directions.
 #[derive(Debug, Clone, PartialEq)]
