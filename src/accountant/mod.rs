@@ -173,6 +173,21 @@ fn take_closed_form_bracket(
     settings.tolerance_met = bracket.width() <= settings.target_width;
 }
 
+/// [`take_closed_form_bracket`] for the epochs' sum-statistic lower end alone (their upper
+/// end is taken under its own method's name).
+fn take_closed_form_lower(
+    bracket: &mut Bracket,
+    settings: &mut Settings,
+    lower: f64,
+    target: impl Fn(&Bracket) -> f64,
+) {
+    let closed_form = Bracket {
+        upper: f64::INFINITY,
+        lower,
+    };
+    take_closed_form_bracket(bracket, settings, closed_form, target, "sum_statistic");
+}
+
 /// Grid settings of one evaluation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Grid {
@@ -453,16 +468,7 @@ impl Accountant {
         }
         if let Some((closed_form, _)) = epochs {
             // Its upper end was taken above, under its own method's name.
-            take_closed_form_bracket(
-                &mut epsilon,
-                &mut settings,
-                Bracket {
-                    upper: f64::INFINITY,
-                    lower: closed_form.lower,
-                },
-                target,
-                "sum_statistic",
-            );
+            take_closed_form_lower(&mut epsilon, &mut settings, closed_form.lower, target);
         }
         Ok(EpsilonAnswer {
             delta,
@@ -651,16 +657,7 @@ impl Accountant {
             }
             if let Some((closed_form, _)) = epochs {
                 // Its upper end was taken above, under its own method's name.
-                take_closed_form_bracket(
-                    &mut delta,
-                    &mut settings,
-                    Bracket {
-                        upper: f64::INFINITY,
-                        lower: closed_form.lower,
-                    },
-                    target,
-                    "sum_statistic",
-                );
+                take_closed_form_lower(&mut delta, &mut settings, closed_form.lower, target);
             }
             return Ok(DeltaAnswer {
                 epsilon,
