@@ -215,14 +215,9 @@ impl LumpedAtoms {
                     }
                 }
                 None => {
-                    // The target cannot be reached from here: too little of the mass above
-                    // can lift the interval's merged loss past it (a heavy near-atom just
-                    // below it, such as the unsampled bulk of a Poisson-sampled mechanism at
-                    // ln(1 − q) below the first node). Close the interval at the target's
-                    // loss instead, and round its merged loss to nodes, down for REMOVE's
-                    // P-mass and up for ADD's Q-mass (both only lower δ); then go on landing
-                    // above it. (Breaking off here merged everything above into one atom:
-                    // DP-SGD with σ 0.05, q 0.01 had a lower δ(10) of 5e-15 against 0.01.)
+                    // Not reachable within `reach` (see the module docs): close the interval
+                    // at the target's loss, round its merged loss to nodes, down for REMOVE's
+                    // P-mass and up for ADD's Q-mass (both only lower δ), and go on above it.
                     let Some((pm, qm, low, high)) = lander.close_at(target) else {
                         break;
                     };
@@ -232,15 +227,7 @@ impl LumpedAtoms {
                     q.push(0.0);
                     // low < target: the REMOVE node lies below the target's.
                     let below = ((low / step - 0.5).floor() as i64).min(target_node - 1);
-                    if below < first {
-                        let extra = (first - below) as usize;
-                        if p.len() + extra > MAX_GRID_POINTS {
-                            return Err(too_large((p.len() + extra) as f64));
-                        }
-                        p.splice(0..0, std::iter::repeat_n(0.0, extra));
-                        q.splice(0..0, std::iter::repeat_n(0.0, extra));
-                        first = below;
-                    }
+                    extend_down(&mut p, &mut q, &mut first, below).map_err(too_large)?;
                     p[(below - first) as usize] += pm;
                     // The ADD node at or above the merged loss (its loss −node at most the
                     // merged ADD loss); never past the target's node, since high is the
@@ -281,15 +268,7 @@ impl LumpedAtoms {
             // bottom ≤ merged ≤ top, so the node lies within the checked range (first − 1 at
             // the lowest).
             let node = ((merged / step - 0.5).floor() as i64).min(top_node);
-            if node < first {
-                let extra = usize::try_from(first - node).map_err(|_| too_large(f64::INFINITY))?;
-                if p.len() + extra > MAX_GRID_POINTS {
-                    return Err(too_large((p.len() + extra) as f64));
-                }
-                p.splice(0..0, std::iter::repeat_n(0.0, extra));
-                q.splice(0..0, std::iter::repeat_n(0.0, extra));
-                first = node;
-            }
+            extend_down(&mut p, &mut q, &mut first, node).map_err(too_large)?;
             let index = usize::try_from(node - first).map_err(|_| too_large(f64::INFINITY))?;
             if index >= MAX_GRID_POINTS {
                 return Err(too_large(index as f64 + 1.0));
@@ -562,6 +541,27 @@ fn merged_loss<M: MonotonePrivacyLoss>(
     };
     let rounding = 32.0 * f64::EPSILON * (1.0 + c.abs() + merged.abs());
     (merged, rounding)
+}
+
+/// Extend the atoms' grid (first node `first`) downwards so that it holds `node`: zeros in
+/// front of both vectors. `Err(points)` if the grid would exceed [`MAX_GRID_POINTS`].
+fn extend_down(
+    p: &mut Vec<f64>,
+    q: &mut Vec<f64>,
+    first: &mut i64,
+    node: i64,
+) -> std::result::Result<(), f64> {
+    if node >= *first {
+        return Ok(());
+    }
+    let extra = usize::try_from(*first - node).map_err(|_| f64::INFINITY)?;
+    if p.len() + extra > MAX_GRID_POINTS {
+        return Err((p.len() + extra) as f64);
+    }
+    p.splice(0..0, std::iter::repeat_n(0.0, extra));
+    q.splice(0..0, std::iter::repeat_n(0.0, extra));
+    *first = node;
+    Ok(())
 }
 
 fn lower_pmf(
