@@ -10,11 +10,13 @@
 //! - [`log_space`]: sums and differences of numbers held as logarithms.
 //! - [`summation`]: compensated (Neumaier) summation.
 //! - [`fft_convolution`]: real-FFT convolution and FFT powers with rigorous round-off bounds,
-//!   on the real transforms of `real_fft` (both directions from one complex plan).
+//!   on the real transforms of `real_fft` (both directions from one complex plan, long
+//!   lengths planned in four steps by `complex_fft`).
 //!
 //! None of these know about privacy; each documents its accuracy.
 
 pub mod binomial;
+pub(crate) mod complex_fft;
 pub mod fft_convolution;
 pub mod log_space;
 pub mod normal;

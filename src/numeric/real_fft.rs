@@ -7,7 +7,8 @@
 //! n/4 post-processing twiddles) took 8.5 ms for n = 216,000 against 2 ms to run both
 //! transforms. Here the inverse runs the forward plan on the conjugate
 //! (`IFFT(Z) = conj(FFT(conj Z))`), and the n/4 + 1 packing twiddles come from two tables of
-//! about √(n/4) exact `sin_cos` values each ([`Twiddles`]): planning costs one complex plan.
+//! about √(n/4) exact `sin_cos` values each ([`Twiddles`]): planning costs one complex plan,
+//! itself cheap for long lengths ([`crate::numeric::complex_fft`]).
 //!
 //! The packing is the textbook one (e.g. Press et al., "Numerical Recipes", §12.3): with
 //! `z_j = x_{2j} + i·x_{2j+1}` (m = n/2 points), `Z = FFT_m(z)` and `W = e^{−2πi/n}`,
@@ -21,9 +22,8 @@
 //! within about 4 ulps) to the complex transform's log₂(n/2) stages, inside the
 //! `C·log₂N·u` model of [`crate::numeric::fft_convolution`] (C = 5, against about 2 needed).
 
+use crate::numeric::complex_fft::ComplexFft;
 use num_complex::Complex64;
-use rustfft::{Fft, FftPlanner};
-use std::sync::Arc;
 
 /// `e^{−2πi·m/n}` for `0 ≤ m < n`, as the product of two table entries: `high[m / B]` and
 /// `low[m mod B]`, B the power of two ≥ √n. Each entry is one `sin_cos` of an exact multiple
@@ -64,21 +64,21 @@ impl Twiddles {
 /// A planned real FFT of even length n (forward and inverse).
 pub(crate) struct RealFft {
     n: usize,
-    half: Arc<dyn Fft<f64>>,
+    half: ComplexFft,
     /// `W^k` for `k = 0..=n/4`.
     twiddles: Vec<Complex64>,
 }
 
 impl RealFft {
-    /// Plan length `n` (even, ≥ 2) with a fresh planner, so that the algorithm (and the last
-    /// bits of every result) depends on n alone.
+    /// Plan length `n` (even, ≥ 2) with fresh planners ([`ComplexFft::new`]), so that the
+    /// algorithm (and the last bits of every result) depends on n alone.
     pub(crate) fn new(n: usize) -> RealFft {
         assert!(
             n >= 2 && n % 2 == 0,
             "real FFT length must be even, got {n}"
         );
         let m = n / 2;
-        let half = FftPlanner::new().plan_fft_forward(m);
+        let half = ComplexFft::new(m);
         let table = Twiddles::new(n, m / 2 + 1);
         RealFft {
             n,
@@ -89,7 +89,7 @@ impl RealFft {
 
     /// Scratch length both directions need.
     pub(crate) fn scratch_len(&self) -> usize {
-        self.half.get_inplace_scratch_len()
+        self.half.scratch_len()
     }
 
     /// The transform length n.
@@ -118,8 +118,7 @@ impl RealFft {
     pub(crate) fn forward_packed(&self, spectrum: &mut [Complex64], scratch: &mut [Complex64]) {
         let m = self.n / 2;
         assert!(spectrum.len() == m + 1, "buffer lengths");
-        self.half
-            .process_with_scratch(&mut spectrum[..m], &mut scratch[..self.scratch_len()]);
+        self.half.process(&mut spectrum[..m], scratch);
         let z0 = spectrum[0];
         spectrum[0] = Complex64::new(z0.re + z0.im, 0.0);
         spectrum[m] = Complex64::new(z0.re - z0.im, 0.0);
@@ -168,8 +167,7 @@ impl RealFft {
             // Z'_{m−k} = conj(E'_k) + i·conj(O'_k), stored conjugated: E'_k − i·O'_k.
             spectrum[m - k] = even - i_odd;
         }
-        self.half
-            .process_with_scratch(&mut spectrum[..m], &mut scratch[..self.scratch_len()]);
+        self.half.process(&mut spectrum[..m], scratch);
         for w in &mut spectrum[..m] {
             w.im = -w.im;
         }
