@@ -305,6 +305,8 @@ impl Accountant {
     /// [`Error::InvalidParameter`] for a tolerance that is not a finite number ≥ 0, a grid step
     /// outside [[`MIN_GRID_STEP`], 1] nats or a truncation mass outside (0, 1e-3).
     pub fn new(spec: &CompositionSpec, options: AccountantOptions) -> Result<Self> {
+        // Started here, the evaluation threads are settled by the time a query needs them.
+        parallel::warm_up();
         check_options(&options)?;
         Ok(Accountant {
             plan: Plan::from_spec(spec)?,
