@@ -21,8 +21,8 @@
 //!
 //! Accuracy: the two inner transforms take log₂m₁ + log₂m₂ = log₂m butterfly stages, as one
 //! transform of length m; the twiddle stage adds one complex product with a twiddle within
-//! about 11 ulp (a product of two [`Twiddles`] entries) — one more stage inside the `C·log₂N·u` model of
-//! [`crate::numeric::fft_convolution`] (C = 5, against about 2 needed).
+//! about 11 ulp (a product of two [`Twiddles`] entries) — one more stage inside the
+//! `C·log₂N·u` model of [`crate::numeric::fft_convolution`] (C = 5, against about 2 needed).
 
 use crate::numeric::real_fft::Twiddles;
 use num_complex::Complex64;
@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 /// Lengths from this one up are planned by four steps; shorter ones by rustfft alone (their
 /// plans cost under 0.2 ms).
-pub(crate) const FOUR_STEP_MIN_LEN: usize = 1 << 13;
+const FOUR_STEP_MIN_LEN: usize = 1 << 13;
 
 /// Rows of the first step transformed (and twiddled) per rustfft call: a block of about
 /// 32 KiB, so that the twiddle pass finds it in cache.
@@ -144,7 +144,8 @@ impl FourStep {
         // buffer[m₂j₁ + j₂] → work[m₁j₂ + j₁]: the columns become rows.
         transpose::transpose(buffer, work, columns, rows);
         // Length-m₁ transforms over j₁, then the twiddles ω_m^{j₂k₁}, a cached block at a time.
-        // With k₁ = 16q + r: ω_m^{j₂k₁} = ω_m^{16·j₂q} · ω_m^{j₂r}, the second from a row table.
+        // With k₁ = Rq + r (R = TWIDDLE_RUN): ω_m^{j₂k₁} = ω_m^{R·j₂q} · ω_m^{j₂r}, the second
+        // from a row table.
         let block_rows = (BLOCK_BYTES / (16 * rows)).max(1);
         let mut row_table = [Complex64::new(1.0, 0.0); TWIDDLE_RUN];
         for (block_index, block) in work.chunks_mut(block_rows * rows).enumerate() {

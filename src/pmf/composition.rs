@@ -1208,15 +1208,15 @@ fn coarse_mass_from(p: &[f64], k: u64, index: u64) -> Option<f64> {
         return None;
     }
     let coarse_len = (n - 1).div_ceil(c) + 1;
-    let mut coarse = vec![0.0_f64; coarse_len as usize];
-    for (i, &v) in p.iter().enumerate() {
-        coarse[(i as u64).div_ceil(c) as usize] += v;
-    }
     // A vector shorter than c cannot be coarsened below two entries: k of them may still
     // span more than the limit.
     let coarse_top = k.checked_mul(coarse_len - 1)?;
     if coarse_top >= 2 * COARSE_POWER_LEN {
         return None;
+    }
+    let mut coarse = vec![0.0_f64; coarse_len as usize];
+    for (i, &v) in p.iter().enumerate() {
+        coarse[(i as u64).div_ceil(c) as usize] += v;
     }
     let len = usize::try_from(coarse_top + 1).ok()?;
     let conv = self_convolve_window(&coarse, k, 0, len);
