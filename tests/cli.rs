@@ -1932,6 +1932,9 @@ fn help_of_each_subcommand_has_an_example() {
         "curve",
         "calibrate",
         "presets",
+        "tradeoff",
+        "sweep",
+        "ledger",
     ] {
         pld()
             .args([command, "--help"])
@@ -1947,6 +1950,28 @@ fn help_of_each_subcommand_has_an_example() {
             .and(predicate::str::contains("calibrate"))
             .and(predicate::str::contains("presets")),
     );
+    // Each command's one-line summary is its own (a subcommand without a doc comment once
+    // showed the summary of a flattened argument group: "sweep  How to print the result").
+    let output = pld().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&output.stdout).into_owned();
+    let commands = help
+        .split("Commands:")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap_or_else(|| panic!("no command list in:\n{help}"));
+    let mut summaries = std::collections::HashSet::new();
+    for line in commands.lines().filter(|l| !l.trim().is_empty()) {
+        let (name, summary) = line.trim().split_once(' ').unwrap_or((line.trim(), ""));
+        let summary = summary.trim();
+        assert!(
+            !summary.is_empty() && !summary.starts_with("How to print"),
+            "{name}: summary {summary:?}"
+        );
+        assert!(
+            summaries.insert(summary.to_string()),
+            "{name}: {summary:?} twice"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
