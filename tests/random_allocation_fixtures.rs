@@ -13,8 +13,7 @@
 //! - δ(ε) rows: our δ bracket overlaps theirs (rows near their tail truncation only bound δ
 //!   from above).
 //!
-//! The default run takes the cases that are fast here (t = 1, and k = 1 with σ ≥ 1, t ≥ 100
-//! at δ = 1e-5; δ(ε) rows of those with δ ≥ 1e-6); the whole file runs with `cargo test --release --test random_allocation_fixtures -- --ignored`.
+//! Every case runs by default (about 20 s on two cores).
 
 mod support;
 
@@ -24,26 +23,22 @@ use support::{fixture, number};
 
 /// Cases where our upper ε is above PLD_accounting's today, by name, and why.
 ///
-/// - δ = 1e-8 with σ ≤ 1: the round-off floor of our upper δ (about 1e-9 per epoch, from the
-///   heavy upper tail of one step's likelihood ratio; see `discretize::random_allocation`).
-/// - σ = 0.8 with t = 10 at δ = 1e-5: the lattice of one step's likelihood ratio reaches its
-///   size cap (2²² points), which coarsens the bound (3.439 against 3.424).
+/// - σ = 0.8 with t = 10 at δ = 1e-8 (5.3005 against 5.1382; the bracket does not narrow,
+///   see [`KNOWN_WIDE`]). Not yet investigated; t = 10 with σ below 1 needs the widest
+///   lattice of one step's likelihood ratio, whose size is capped at 2²² points.
 ///
-/// Measured 2026-11-24: the other 33 cases are at least as tight.
-const KNOWN_LOOSER: &[&str] = &[
-    "sigma 0.8 t 10 k 1 epochs 1 delta 1e-5",
-    "sigma 0.8 t 10 k 1 epochs 10 delta 1e-5",
+/// Measured 2026-11-25, after the heavy tail of one step's ratio was split off
+/// (`discretize::random_allocation`, "One heavy step"): every other case is at least as
+/// tight (before it, 13 cases were, 11 of them at δ = 1e-8: up to 3.976 against 0.997).
+const KNOWN_LOOSER: &[&str] = &["sigma 0.8 t 10 k 1 epochs 1 delta 1e-8"];
+
+/// One-participation cases whose bracket is wider than the default tolerance (1e-3·ε): t = 10
+/// with σ ≤ 1 at δ = 1e-8, where the answer says "tolerance NOT met: not narrowing" (σ 1:
+/// [3.49707, 3.50517]). Not yet investigated; the lattice of one step's likelihood ratio
+/// needs its widest range there (see [`KNOWN_LOOSER`]).
+const KNOWN_WIDE: &[&str] = &[
     "sigma 0.8 t 10 k 1 epochs 1 delta 1e-8",
-    "sigma 0.8 t 10 k 1 epochs 10 delta 1e-8",
     "sigma 1 t 10 k 1 epochs 1 delta 1e-8",
-    "sigma 1 t 10 k 1 epochs 10 delta 1e-8",
-    "sigma 0.8 t 100 k 1 epochs 1 delta 1e-8",
-    "sigma 0.8 t 100 k 1 epochs 10 delta 1e-8",
-    "sigma 1 t 100 k 1 epochs 1 delta 1e-8",
-    "sigma 1 t 100 k 1 epochs 10 delta 1e-8",
-    "sigma 0.8 t 1000 k 1 epochs 1 delta 1e-8",
-    "sigma 0.8 t 1000 k 1 epochs 10 delta 1e-8",
-    "sigma 1 t 1000 k 1 epochs 10 delta 1e-8",
 ];
 
 /// Relative slack on "ours ≤ theirs": both are printed to full precision, so only our own
@@ -79,12 +74,6 @@ impl Case {
             "sigma {} t {} k {} epochs {} delta {:e}",
             self.sigma, self.t, self.k, self.epochs, self.delta
         )
-    }
-
-    /// Under a second each here: no sampling, or one participation with σ ≥ 1, t ≥ 100 at
-    /// δ = 1e-5.
-    fn fast(&self) -> bool {
-        self.t == 1 || (self.k == 1 && self.sigma >= 1.0 && self.delta >= 1e-5 && self.t >= 100)
     }
 }
 
@@ -133,6 +122,20 @@ fn check_cases(select: impl Fn(&Case) -> bool) -> Vec<String> {
                 case.lower, case.upper
             ));
         }
+        // One participation: the default tolerance, 1e-3·ε (or 1e-4 absolute), is met.
+        let narrow = upper - lower <= (1e-3 * upper).max(1e-4);
+        let wide_by_name = KNOWN_WIDE.contains(&name.as_str());
+        if case.k == 1 && narrow == wide_by_name {
+            failures.push(format!(
+                "{name}: ours [{lower}, {upper}] is {} 1e-3·ε wide, {} KNOWN_WIDE",
+                if narrow { "at most" } else { "more than" },
+                if wide_by_name {
+                    "but listed in"
+                } else {
+                    "and not in"
+                },
+            ));
+        }
         let as_tight = upper <= case.upper * (1.0 + UPPER_RELATIVE);
         let listed = KNOWN_LOOSER.contains(&name.as_str());
         match (as_tight, listed) {
@@ -152,13 +155,6 @@ fn check_cases(select: impl Fn(&Case) -> bool) -> Vec<String> {
 }
 
 #[test]
-fn fast_cases_against_pld_accounting() {
-    let failures = check_cases(Case::fast);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-#[test]
-#[ignore = "minutes: every PLD_accounting case (run with --ignored)"]
 fn all_cases_against_pld_accounting() {
     let failures = check_cases(|_| true);
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -54,13 +54,22 @@
 //! untilted (`× e^{t·ln M(λ) − λs}`), each entry keeps the estimate with the smallest error
 //! bound (round-off plus the mass the circular buffer folds onto it, both untilted).
 //!
-//! # Known limits
+//! # One heavy step
 //! B's upper tail is heavy (log-normal for the Gaussian): S's upper tail comes from one large
-//! step, exponential tilts barely reach it, and the plain power's round-off (about 1e-15 per
-//! entry over millions of entries) still puts a floor of about 1e-9 under the upper δ of one
-//! epoch of DP-SGD-like steps (σ = 1, t = 1000) for ε between about 0.5 and 1.5: tight for
-//! δ ≥ 1e-7, loose below. Small t with heavy-tailed B (σ below 1) needs many lattice points
-//! and is slow.
+//! step, which exponential tilts barely reach, and one FFT power's round-off (about 1e-15 per
+//! entry over millions of entries) put a floor of 1e-9 to 1e-7 under the upper δ (one epoch
+//! of σ = 0.8, t = 1000: ε(1e-8) ≤ 3.98 where the truth is about 0.98). Both bounds
+//! therefore split B's lattice law at J into a bulk `b` (j ≤ J) and a heavy tail `g`:
+//! ```text
+//! (b + g)^{∗t} = b^{∗t} + t·b^{∗(t−1)} ∗ g + (runs with two or more heavy steps)
+//! ```
+//! J is the lowest point at which the last term weighs at most `tail_mass/16` under P and
+//! Q. The bulk is light-tailed, so its tilted powers are accurate deep into the tail; the
+//! one-heavy-step term's round-off is scaled by its mass t·|g|; the last term is charged to
+//! the infinite losses (upper) or left out (lower). The same case: [0.98214, 0.98264] in
+//! 0.2 s. The split is skipped when the heavy tail is under a quarter of the lattice.
+//!
+//! Small t with heavy-tailed B (σ below 1) needs many lattice points and is slow.
 //!
 //! # Lattice
 //! Spreading adds at most `Δ²/4` to the variance of each Bᵢ, so about `Δ/(2√t)` nats to the
@@ -370,7 +379,7 @@ impl Power {
     }
 }
 
-fn power(q: &[f64], lattice: &Lattice, tail_mass: f64) -> Result<Power> {
+fn power(q: &[f64], lattice: &Lattice, tail_mass: f64, tilted: bool) -> Result<Power> {
     // Trailing zeros only lengthen the transform.
     let q = &q[..q
         .iter()
@@ -477,8 +486,10 @@ fn power(q: &[f64], lattice: &Lattice, tail_mass: f64) -> Result<Power> {
         q_above,
         p_above,
     };
-    for lambda in tail_tilts(&mq, tf, level) {
-        power.refine(q, t, lambda, delta);
+    if tilted {
+        for lambda in tail_tilts(&mq, tf, level) {
+            power.refine(q, t, lambda, delta);
+        }
     }
     Ok(power)
 }
@@ -605,14 +616,19 @@ fn upper<M: MonotonePrivacyLoss>(
     tail_mass: f64,
 ) -> Result<PrivacyLossDistribution> {
     let (q, (p_cut, q_cut)) = spread(m, lattice);
-    let power = power(&q, lattice, tail_mass)?;
     let t = lattice.steps as f64;
     let delta = lattice.delta;
-    let mut atoms = Vec::with_capacity(power.values.len());
-    let mut q_neg_infinity = some_beyond(q_cut, q_cut, t - 1.0) + power.q_below + power.q_above;
-    for i in 0..power.values.len() {
-        let s = (power.bottom + i as u64) as f64 * delta;
-        let q_mass = power.q_upper(i);
+    let law = match big_jump_split(&q, lattice, tail_mass) {
+        Some(split) => split_upper_law(&q, split, lattice, tail_mass)?,
+        None => plain_upper_law(&q, lattice, tail_mass)?,
+    };
+    let mut atoms = Vec::with_capacity(law.q.len());
+    let mut q_neg_infinity = some_beyond(q_cut, q_cut, t - 1.0) + law.q_neg_infinity;
+    for (i, &q_mass) in law.q.iter().enumerate() {
+        let s = (law.bottom + i as u64) as f64 * delta;
+        if q_mass <= 0.0 {
+            continue;
+        }
         if s == 0.0 {
             q_neg_infinity += q_mass;
             continue;
@@ -624,15 +640,208 @@ fn upper<M: MonotonePrivacyLoss>(
             q: q_mass,
         });
     }
-    let bottom_ratio = power.bottom as f64 * delta / t;
-    let p_infinity =
-        some_beyond(p_cut, q_cut, t - 1.0) + power.p_above + bottom_ratio * power.q_below;
+    let p_infinity = some_beyond(p_cut, q_cut, t - 1.0) + law.p_infinity;
     let atoms = LossAtoms::from_atoms(atoms, p_infinity, q_neg_infinity);
     // The round-off allowances put the total a little above 1: more mass at the same losses
     // never lowers a δ, of this epoch or of any composition (every δ is a sum of masses
     // times non-negative weights); self-composition stops the compounding where it would
     // overflow (`GridPmf::self_compose_tilted`).
     PrivacyLossDistribution::from_atoms(&atoms, Symmetry::Asymmetric, grid_step, Bound::Upper)
+}
+
+/// Upper bounds on the Q-law of S′ (lattice indices from `bottom`), with the P- and Q-mass
+/// charged to the infinite losses for what the window does not hold.
+struct UpperLaw {
+    bottom: u64,
+    q: Vec<f64>,
+    p_infinity: f64,
+    q_neg_infinity: f64,
+}
+
+/// The t-fold power of B′'s law in one piece (tilted towards the upper tail).
+fn plain_upper_law(q: &[f64], lattice: &Lattice, tail_mass: f64) -> Result<UpperLaw> {
+    let power = power(q, lattice, tail_mass, true)?;
+    let bottom_ratio = power.bottom as f64 * lattice.delta / lattice.steps as f64;
+    Ok(UpperLaw {
+        bottom: power.bottom,
+        q: (0..power.values.len()).map(|i| power.q_upper(i)).collect(),
+        p_infinity: power.p_above + bottom_ratio * power.q_below,
+        q_neg_infinity: power.q_below + power.q_above,
+    })
+}
+
+/// Where B′'s law splits into a bulk `j ≤ J` and a heavy tail `j > J` (see
+/// [`split_upper_law`]): the smallest J whose tail makes the runs with two or more heavy
+/// steps weigh at most `tail_mass/16` under both P and Q. `None` when the tail would be
+/// less than a quarter of the lattice (the split would cost more than it saves).
+fn big_jump_split(q: &[f64], lattice: &Lattice, tail_mass: f64) -> Option<usize> {
+    let t = lattice.steps as f64;
+    let last = q.iter().rposition(|&v| v > 0.0)?;
+    let (mut q_tail, mut p_tail) = (0.0, 0.0);
+    let mut split = last;
+    for j in (1..=last).rev() {
+        let (qt, pt) = (q_tail + q[j], p_tail + j as f64 * lattice.delta * q[j]);
+        let (two_q, two_p) = two_or_more(qt, pt, 1.0, t);
+        if two_q > tail_mass / 16.0 || two_p > tail_mass / 16.0 {
+            break;
+        }
+        (q_tail, p_tail, split) = (qt, pt, j - 1);
+    }
+    (split < last && last - split >= last.div_ceil(4)).then_some(split)
+}
+
+/// Bounds on the (Q-mass, P-mass) of the runs where at least two of the t steps are heavy,
+/// for a heavy tail of Q-mass `q_heavy` and first moment `p_heavy`, and a bulk of first
+/// moment at most `p_bulk`:
+/// ```text
+/// Q ≤ Σ_{m≥2} C(t,m)·qₕᵐ ≤ (t·qₕ)²/2·e^{t·qₕ}
+/// P = E_Q[B₁; ≥ 2 heavy] ≤ pₕ·(t−1)·qₕ + p_bulk·((t−1)·qₕ)²/2·e^{(t−1)·qₕ}
+/// ```
+/// (P-mass of the epoch = `E_Q[S/t; ·] = E_Q[B₁; ·]` by symmetry; step 1 heavy and another,
+/// or step 1 in the bulk and two others).
+fn two_or_more(q_heavy: f64, p_heavy: f64, p_bulk: f64, t: f64) -> (f64, f64) {
+    let pairs = |x: f64| 0.5 * x * x * x.exp();
+    let q = pairs(t * q_heavy);
+    let p = p_heavy * (t - 1.0) * q_heavy + p_bulk * pairs((t - 1.0) * q_heavy);
+    (q * (1.0 + 1e-12), p * (1.0 + 1e-12))
+}
+
+/// The t-fold power of B′'s law split at J into its bulk `b = q[..=J]` and heavy tail
+/// `g = q[J+1..]`:
+/// ```text
+/// (b + g)^{∗t} = b^{∗t} + t·b^{∗(t−1)} ∗ g + (runs with two or more heavy steps)
+/// ```
+/// B′'s tail is heavy (log-normal for the Gaussian): in one piece, S′'s upper tail comes
+/// from one large step, which exponential tilts barely reach, and the plain power's
+/// round-off (about 1e-15 per entry over millions of entries) puts a floor of about 1e-8
+/// under δ. Split, the bulk's power is light-tailed (its tilts are accurate deep into the
+/// tail), the one-heavy-step term carries round-off scaled by its mass t·|g| (well below
+/// 1e-6), and the rest is charged to the infinite losses (at most `tail_mass/16` each, see
+/// [`two_or_more`]). Every term is an upper bound entry by entry: `b^{∗(t−1)}`'s entries
+/// are bounded from above, convolved exactly with g up to the FFT's entry bound.
+fn split_upper_law(q: &[f64], split: usize, lattice: &Lattice, tail_mass: f64) -> Result<UpperLaw> {
+    use crate::numeric::fft_convolution::convolve;
+    use crate::numeric::summation::neumaier_sum;
+    let (bulk, heavy) = q.split_at(split + 1);
+    let t = lattice.steps as f64;
+    let delta = lattice.delta;
+    let grow = 1.0 + 1e-12;
+    let moment = |v: &[f64], first: usize| {
+        neumaier_sum(
+            v.iter()
+                .enumerate()
+                .map(|(j, &x)| (first + j) as f64 * delta * x),
+        ) * grow
+    };
+    let (q_heavy, p_heavy) = (
+        neumaier_sum(heavy.iter().copied()) * grow,
+        moment(heavy, split + 1),
+    );
+    let p_bulk = moment(bulk, 0);
+    let none = power(bulk, lattice, tail_mass, true)?;
+    let shorter = Lattice {
+        steps: lattice.steps - 1,
+        ..*lattice
+    };
+    let rest = power(bulk, &shorter, tail_mass, false)?;
+    let rest_q: Vec<f64> = (0..rest.values.len()).map(|i| rest.q_upper(i)).collect();
+    let one = convolve(&rest_q, heavy);
+    // Index ranges: b^{∗t} from none.bottom; t·b^{∗(t−1)} ∗ g from rest.bottom + J + 1.
+    let one_bottom = rest.bottom + split as u64 + 1;
+    let bottom = none.bottom.min(one_bottom);
+    let top = (none.bottom + none.values.len() as u64).max(one_bottom + one.values.len() as u64);
+    let mut law = vec![0.0; (top - bottom) as usize];
+    for i in 0..none.values.len() {
+        law[(none.bottom - bottom) as usize + i] += none.q_upper(i);
+    }
+    let scale = t * (1.0 + 4.0 * f64::EPSILON);
+    let offset = (one_bottom - bottom) as usize;
+    for (k, &v) in one.values.iter().enumerate() {
+        law[offset + k] += scale * (v + one.entry_bound);
+    }
+    // What the windows leave out: below/above b^{∗t}'s window; the one-heavy-step runs whose
+    // other t − 1 steps fall outside b^{∗(t−1)}'s window (Q ≤ t·|g|·out, P ≤ E[B; heavy]·out
+    // + |g|·E[rest; out], E[rest; above] = (t − 1)·p_above); two or more heavy steps.
+    let out = rest.q_below + rest.q_above;
+    let rest_low = rest.bottom as f64 * delta;
+    let (two_q, two_p) = two_or_more(q_heavy, p_heavy, p_bulk, t);
+    let none_ratio = none.bottom as f64 * delta / t;
+    Ok(UpperLaw {
+        bottom,
+        q: law,
+        p_infinity: (none.p_above
+            + none_ratio * none.q_below
+            + p_heavy * out
+            + q_heavy * ((t - 1.0) * rest.p_above + rest_low * rest.q_below)
+            + two_p)
+            * grow,
+        q_neg_infinity: (none.q_below + none.q_above + t * q_heavy * out + two_q) * grow,
+    })
+}
+
+/// Bounds from below and above on the Q-law of the lattice sum of the landed cells (lattice
+/// indices from `bottom`), for the outcomes kept (those left out are dropped: safe for a
+/// lower bound).
+struct LowerLaw {
+    bottom: u64,
+    low: Vec<f64>,
+    high: Vec<f64>,
+}
+
+/// The t-fold power of the landed cells' law in one piece.
+fn plain_lower_law(q: &[f64], lattice: &Lattice, tail_mass: f64) -> Result<LowerLaw> {
+    let power = power(q, lattice, tail_mass, true)?;
+    let n = power.values.len();
+    Ok(LowerLaw {
+        bottom: power.bottom,
+        low: (0..n).map(|i| power.q_lower(i)).collect(),
+        high: (0..n).map(|i| power.q_upper(i)).collect(),
+    })
+}
+
+/// The lower bound's counterpart of [`split_upper_law`]: the runs with no heavy step and
+/// with one, each bounded from below and above entry by entry; the runs with two or more
+/// heavy steps are left out (a post-processing may drop outcomes).
+fn split_lower_law(q: &[f64], split: usize, lattice: &Lattice, tail_mass: f64) -> Result<LowerLaw> {
+    use crate::numeric::fft_convolution::convolve;
+    let (bulk, heavy) = q.split_at(split + 1);
+    let t = lattice.steps as f64;
+    let none = power(bulk, lattice, tail_mass, true)?;
+    let shorter = Lattice {
+        steps: lattice.steps - 1,
+        ..*lattice
+    };
+    let rest = power(bulk, &shorter, tail_mass, false)?;
+    let n_rest = rest.values.len();
+    let one_low = convolve(
+        &(0..n_rest).map(|i| rest.q_lower(i)).collect::<Vec<f64>>(),
+        heavy,
+    );
+    let one_high = convolve(
+        &(0..n_rest).map(|i| rest.q_upper(i)).collect::<Vec<f64>>(),
+        heavy,
+    );
+    let one_bottom = rest.bottom + split as u64 + 1;
+    let bottom = none.bottom.min(one_bottom);
+    let top =
+        (none.bottom + none.values.len() as u64).max(one_bottom + one_low.values.len() as u64);
+    let len = (top - bottom) as usize;
+    let (mut low, mut high) = (vec![0.0; len], vec![0.0; len]);
+    let at = (none.bottom - bottom) as usize;
+    for i in 0..none.values.len() {
+        low[at + i] += none.q_lower(i);
+        high[at + i] += none.q_upper(i);
+    }
+    let at = (one_bottom - bottom) as usize;
+    let (down, up) = (
+        t * (1.0 - 4.0 * f64::EPSILON),
+        t * (1.0 + 4.0 * f64::EPSILON),
+    );
+    for (k, (&a, &b)) in one_low.values.iter().zip(&one_high.values).enumerate() {
+        low[at + k] += down * (a - one_low.entry_bound).max(0.0);
+        high[at + k] += up * (b + one_high.entry_bound);
+    }
+    Ok(LowerLaw { bottom, low, high })
 }
 
 fn lower<M: MonotonePrivacyLoss>(
@@ -642,7 +851,10 @@ fn lower<M: MonotonePrivacyLoss>(
     tail_mass: f64,
 ) -> Result<PrivacyLossDistribution> {
     let cells = landed(m, lattice, grid_step, tail_mass);
-    let power = power(&cells.q, lattice, tail_mass)?;
+    let law = match big_jump_split(&cells.q, lattice, tail_mass) {
+        Some(split) => split_lower_law(&cells.q, split, lattice, tail_mass)?,
+        None => plain_lower_law(&cells.q, lattice, tail_mass)?,
+    };
     let t = lattice.steps as f64;
     let delta = lattice.delta;
     // The true t-fold power lies within [(v − e − w)/(1 + r)^t, (v + e)/(1 − r)^t] for a
@@ -651,13 +863,13 @@ fn lower<M: MonotonePrivacyLoss>(
     let r = cells.relative_error;
     let shrink = (-t * r.ln_1p()).exp() * (1.0 - 4.0 * f64::EPSILON);
     let grow = (-t * (-r).ln_1p()).exp() * (1.0 + 4.0 * f64::EPSILON);
-    // (q_upper bounds the power of the computed inputs; `grow` covers their error.)
-    let mut remove = Vec::with_capacity(power.values.len());
-    let mut add = Vec::with_capacity(power.values.len());
-    for i in 0..power.values.len() {
-        let s = (power.bottom + i as u64) as f64 * delta;
-        let low = power.q_lower(i) * shrink;
-        let high = power.q_upper(i) * grow;
+    // (`law.high` bounds the power of the computed inputs; `grow` covers their error.)
+    let mut remove = Vec::with_capacity(law.low.len());
+    let mut add = Vec::with_capacity(law.low.len());
+    for i in 0..law.low.len() {
+        let s = (law.bottom + i as u64) as f64 * delta;
+        let low = law.low[i] * shrink;
+        let high = law.high[i] * grow;
         if low <= 0.0 || s == 0.0 {
             continue;
         }
