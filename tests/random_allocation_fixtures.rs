@@ -21,26 +21,18 @@ use pld_accountant::{Accountant, AccountantOptions, CompositionSpec};
 use serde_json::Value;
 use support::{fixture, number};
 
-/// Cases where our upper ε is above PLD_accounting's today, by name, and why.
+/// Cases where our upper ε is above PLD_accounting's today, by name, and why: none.
 ///
-/// - σ = 0.8 with t = 10 at δ = 1e-8 (5.3005 against 5.1382): the bracket does not narrow,
-///   see [`KNOWN_WIDE`].
-///
-/// Measured 2026-11-25, after the heavy tail of one step's ratio was split off
-/// (`discretize::random_allocation`, "One heavy step"): every other case is at least as
-/// tight (before it, 13 cases were, 11 of them at δ = 1e-8: up to 3.976 against 0.997).
-const KNOWN_LOOSER: &[&str] = &["sigma 0.8 t 10 k 1 epochs 1 delta 1e-8"];
+/// Measured 2026-11-25, after the heavy tail of one step's ratio was split off and the runs
+/// with one and two heavy steps composed apart (`discretize::random_allocation`, "Heavy
+/// steps"): before, 13 cases were looser, 11 of them at δ = 1e-8 (up to 3.976 against
+/// 0.997).
+const KNOWN_LOOSER: &[&str] = &[];
 
-/// One-participation cases whose bracket is wider than the default tolerance (1e-3·ε): t = 10
-/// with σ ≤ 1 at δ = 1e-8, where the answer says "tolerance NOT met: not narrowing" (σ 1:
-/// [3.49707, 3.50517]). Diagnosed, not fixed: the runs with two or more heavy steps may
-/// weigh only tail_mass/16 (6e-19 here), which puts the split so high that the bulk's own
-/// one-large-step tail limits the bracket; with the split placed for 1e-14 (an experiment)
-/// the same query gives [3.501536, 3.501549]. Fix: compose the two-heavy-step term too.
-const KNOWN_WIDE: &[&str] = &[
-    "sigma 0.8 t 10 k 1 epochs 1 delta 1e-8",
-    "sigma 1 t 10 k 1 epochs 1 delta 1e-8",
-];
+/// One-participation cases whose bracket is wider than the default tolerance (1e-3·ε): none
+/// since the same change (σ 1, t 10, δ 1e-8 was [3.49707, 3.50517], "not narrowing"; now
+/// [3.50128, 3.50163]).
+const KNOWN_WIDE: &[&str] = &[];
 
 /// Relative slack on "ours ≤ theirs": both are printed to full precision, so only our own
 /// rounding of the final ε.
