@@ -374,6 +374,16 @@ impl Power {
         bound.min(self.caps[i / CAP_BLOCK])
     }
 
+    /// [`Power::q_upper`] of every entry.
+    fn uppers(&self) -> Vec<f64> {
+        (0..self.values.len()).map(|i| self.q_upper(i)).collect()
+    }
+
+    /// [`Power::q_lower`] of every entry.
+    fn lowers(&self) -> Vec<f64> {
+        (0..self.values.len()).map(|i| self.q_lower(i)).collect()
+    }
+
     /// A bound on the Q-mass of entry i from below: the value less its round-off and the
     /// mass that may have wrapped onto it (0 when that is all it holds).
     fn q_lower(&self, i: usize) -> f64 {
@@ -670,7 +680,7 @@ fn plain_upper_law(q: &[f64], lattice: &Lattice, tail_mass: f64) -> Result<Upper
     let bottom_ratio = power.bottom as f64 * lattice.delta / lattice.steps as f64;
     Ok(UpperLaw {
         bottom: power.bottom,
-        q: (0..power.values.len()).map(|i| power.q_upper(i)).collect(),
+        q: power.uppers(),
         p_infinity: power.p_above + bottom_ratio * power.q_below,
         q_neg_infinity: power.q_below + power.q_above,
     })
@@ -771,40 +781,78 @@ fn two_heavy_coarsening(heavy_len: usize) -> u64 {
     (heavy_len as u64).div_ceil(1 << 16).max(1)
 }
 
-/// `C(t, 2)·(a ∗ g ∗ g)` for three coarse vectors (a from coarse index `a_first`, g from
-/// `g_first`), each convolution's round-off bound added (`up`) or taken off (not `up`):
-/// `(first coarse index, values)`.
+/// `factor·(a ∗ g)`, each entry moved by the convolution's round-off bound (and 4 ulps of
+/// the product) up (`up`) or down (not `up`, never below 0): a bound on the exact value
+/// from that side for exact inputs.
+fn bounded_convolution(a: &[f64], g: &[f64], factor: f64, up: bool) -> Vec<f64> {
+    let c = crate::numeric::fft_convolution::convolve(a, g);
+    let (sign, bound) = if up {
+        (1.0, c.entry_bound)
+    } else {
+        (-1.0, -c.entry_bound)
+    };
+    let factor = factor * (1.0 + sign * 4.0 * f64::EPSILON);
+    c.values
+        .iter()
+        .map(|&v| factor * (v + bound).max(0.0))
+        .collect()
+}
+
+/// `C(t, 2)·(a ∗ g ∗ g)` for coarse vectors (first coarse index, masses), bounded from the
+/// side `up` says (see [`bounded_convolution`]): `(first coarse index, values)`.
 fn two_heavy_term(
     a: (u64, Vec<f64>),
     g: &(u64, Vec<f64>),
     pairs: f64,
     up: bool,
 ) -> (u64, Vec<f64>) {
-    use crate::numeric::fft_convolution::convolve;
-    let bounded = |c: crate::numeric::fft_convolution::Convolved| -> Vec<f64> {
-        c.values
-            .iter()
-            .map(|&v| {
-                if up {
-                    v + c.entry_bound
-                } else {
-                    (v - c.entry_bound).max(0.0)
-                }
-            })
-            .collect()
-    };
-    let once = bounded(convolve(&a.1, &g.1));
-    let twice = bounded(convolve(&once, &g.1));
-    let factor = pairs
-        * if up {
-            1.0 + 4.0 * f64::EPSILON
-        } else {
-            1.0 - 4.0 * f64::EPSILON
+    let once = bounded_convolution(&a.1, &g.1, 1.0, up);
+    (a.0 + 2 * g.0, bounded_convolution(&once, &g.1, pairs, up))
+}
+
+/// The powers of the bulk a split needs (see [`split_upper_law`]): `b^{∗t}` (tilted),
+/// `b^{∗(t−1)}` and, with two heavy terms, `b^{∗(t−2)}` (plain: their terms' round-off is
+/// scaled by the heavy tail's small mass).
+struct SplitPowers<'a> {
+    heavy: &'a [f64],
+    /// Lattice index of `heavy[0]` (J + 1).
+    heavy_first: u64,
+    none: Power,
+    rest: Power,
+    rest2: Option<Power>,
+}
+
+impl<'a> SplitPowers<'a> {
+    fn new(q: &'a [f64], split: usize, lattice: &Lattice, tail_mass: f64) -> Result<Self> {
+        let (bulk, heavy) = q.split_at(split + 1);
+        let fewer = |by: u64| Lattice {
+            steps: lattice.steps - by,
+            ..*lattice
         };
-    (
-        a.0 + 2 * g.0,
-        twice.into_iter().map(|v| v * factor).collect(),
-    )
+        Ok(SplitPowers {
+            heavy,
+            heavy_first: split as u64 + 1,
+            none: power(bulk, lattice, tail_mass, true)?,
+            rest: power(bulk, &fewer(1), tail_mass, false)?,
+            rest2: if heavy_terms(lattice.steps) >= 2 {
+                Some(power(bulk, &fewer(2), tail_mass, false)?)
+            } else {
+                None
+            },
+        })
+    }
+
+    /// Lattice index of the first entry of `t·b^{∗(t−1)} ∗ g`.
+    fn one_bottom(&self) -> u64 {
+        self.rest.bottom + self.heavy_first
+    }
+}
+
+/// The lattice range `[bottom, top)` covering every `(first, length)` span.
+fn covering(spans: &[(u64, u64)]) -> (u64, u64) {
+    let bottom = spans.iter().map(|s| s.0).min().unwrap_or(0);
+    let top = spans.iter().map(|s| s.0 + s.1).max().unwrap_or(bottom);
+    (bottom, top)
 }
 
 /// The t-fold power of B′'s law split at J into its bulk `b = q[..=J]` and heavy tail
@@ -823,66 +871,53 @@ fn two_heavy_term(
 /// infinite losses (at most `tail_mass/16` each, see [`more_heavy`]). Every term is an
 /// upper bound entry by entry.
 fn split_upper_law(q: &[f64], split: usize, lattice: &Lattice, tail_mass: f64) -> Result<UpperLaw> {
-    use crate::numeric::fft_convolution::convolve;
     use crate::numeric::summation::neumaier_sum;
-    let (bulk, heavy) = q.split_at(split + 1);
+    let parts = SplitPowers::new(q, split, lattice, tail_mass)?;
+    let (none, rest, heavy) = (&parts.none, &parts.rest, parts.heavy);
     let terms = heavy_terms(lattice.steps);
     let t = lattice.steps as f64;
     let delta = lattice.delta;
     let grow = 1.0 + 1e-12;
-    let moment = |v: &[f64], first: usize| {
+    let moment = |v: &[f64], first: u64| {
         neumaier_sum(
             v.iter()
                 .enumerate()
-                .map(|(j, &x)| (first + j) as f64 * delta * x),
+                .map(|(j, &x)| (first + j as u64) as f64 * delta * x),
         ) * grow
     };
     let (q_heavy, p_heavy) = (
         neumaier_sum(heavy.iter().copied()) * grow,
-        moment(heavy, split + 1),
+        moment(heavy, parts.heavy_first),
     );
-    let p_bulk = moment(bulk, 0);
-    let heavy_first = split as u64 + 1;
-    let none = power(bulk, lattice, tail_mass, true)?;
-    let fewer = |by: u64| Lattice {
-        steps: lattice.steps - by,
-        ..*lattice
-    };
-    let rest = power(bulk, &fewer(1), tail_mass, false)?;
-    let rest_q: Vec<f64> = (0..rest.values.len()).map(|i| rest.q_upper(i)).collect();
-    let one = convolve(&rest_q, heavy);
-    let one_bottom = rest.bottom + heavy_first;
+    let p_bulk = moment(&q[..=split], 0);
+    let one = bounded_convolution(&rest.uppers(), heavy, t, true);
     // C(t,2)·b^{∗(t−2)} ∗ g ∗ g on the coarse lattice rΔ, placed at the fine indices c·r.
-    let two = if terms >= 2 {
-        let rest2 = power(bulk, &fewer(2), tail_mass, false)?;
+    let two = parts.rest2.as_ref().map(|rest2| {
         let r = two_heavy_coarsening(heavy.len());
-        let a: Vec<f64> = (0..rest2.values.len()).map(|i| rest2.q_upper(i)).collect();
-        let g = coarse_spread(heavy, heavy_first, r);
-        let (first, values) = two_heavy_term(
-            coarse_spread(&a, rest2.bottom, r),
-            &g,
-            0.5 * t * (t - 1.0),
-            true,
-        );
-        Some((rest2, r, first, values))
-    } else {
-        None
-    };
-    let mut bottom = none.bottom.min(one_bottom);
-    let mut top =
-        (none.bottom + none.values.len() as u64).max(one_bottom + one.values.len() as u64);
-    if let Some((_, r, first, values)) = &two {
-        bottom = bottom.min(first * r);
-        top = top.max((first + values.len() as u64 - 1) * r + 1);
+        let g = coarse_spread(heavy, parts.heavy_first, r);
+        let a = coarse_spread(&rest2.uppers(), rest2.bottom, r);
+        (r, two_heavy_term(a, &g, 0.5 * t * (t - 1.0), true))
+    });
+    let mut spans = vec![
+        (none.bottom, none.values.len() as u64),
+        (parts.one_bottom(), one.len() as u64),
+    ];
+    if let Some((r, (first, values))) = &two {
+        spans.push((first * r, (values.len() as u64 - 1) * r + 1));
     }
+    let (bottom, top) = covering(&spans);
     let mut law = vec![0.0; (top - bottom) as usize];
-    for i in 0..none.values.len() {
-        law[(none.bottom - bottom) as usize + i] += none.q_upper(i);
+    for (i, v) in none.uppers().into_iter().enumerate() {
+        law[(none.bottom - bottom) as usize + i] += v;
     }
-    let scale = t * (1.0 + 4.0 * f64::EPSILON);
-    let offset = (one_bottom - bottom) as usize;
-    for (k, &v) in one.values.iter().enumerate() {
-        law[offset + k] += scale * (v + one.entry_bound);
+    let offset = (parts.one_bottom() - bottom) as usize;
+    for (k, &v) in one.iter().enumerate() {
+        law[offset + k] += v;
+    }
+    if let Some((r, (first, values))) = &two {
+        for (c, &v) in values.iter().enumerate() {
+            law[((first + c as u64) * r - bottom) as usize] += v;
+        }
     }
     // What the windows leave out: below/above b^{∗t}'s window; the runs with one heavy step
     // whose other t − 1 steps fall outside b^{∗(t−1)}'s window (Q ≤ t·|g|·out,
@@ -896,10 +931,7 @@ fn split_upper_law(q: &[f64], split: usize, lattice: &Lattice, tail_mass: f64) -
         + p_heavy * out
         + q_heavy * ((t - 1.0) * rest.p_above + rest_low * rest.q_below);
     let mut q_neg_infinity = none.q_below + none.q_above + t * q_heavy * out;
-    if let Some((rest2, r, first, values)) = &two {
-        for (c, &v) in values.iter().enumerate() {
-            law[((first + c as u64) * r - bottom) as usize] += v;
-        }
+    if let Some(rest2) = &parts.rest2 {
         // E_Q[S/t; two given steps heavy, the others out] ≤ (2·pₕ·qₕ·out + qₕ²·E[rest2; out])/t.
         let pairs = 0.5 * t * (t - 1.0);
         let out2 = rest2.q_below + rest2.q_above;
@@ -937,8 +969,8 @@ fn plain_lower_law(q: &[f64], lattice: &Lattice, tail_mass: f64) -> Result<Lower
     let n = power.values.len();
     Ok(LowerLaw {
         bottom: power.bottom,
-        low: (0..n).map(|i| power.q_lower(i)).collect(),
-        high: (0..n).map(|i| power.q_upper(i)).collect(),
+        low: power.lowers(),
+        high: power.uppers(),
         remove_low: vec![0.0; n],
         remove_high: vec![0.0; n],
     })
@@ -951,66 +983,42 @@ fn plain_lower_law(q: &[f64], lattice: &Lattice, tail_mass: f64) -> Result<Lower
 /// not, and ADD leaves them out); the runs with more heavy steps are left out (a
 /// post-processing may drop outcomes).
 fn split_lower_law(q: &[f64], split: usize, lattice: &Lattice, tail_mass: f64) -> Result<LowerLaw> {
-    use crate::numeric::fft_convolution::convolve;
-    let (bulk, heavy) = q.split_at(split + 1);
-    let heavy_first = split as u64 + 1;
+    let parts = SplitPowers::new(q, split, lattice, tail_mass)?;
+    let (none, heavy) = (&parts.none, parts.heavy);
     let t = lattice.steps as f64;
-    let none = power(bulk, lattice, tail_mass, true)?;
-    let fewer = |by: u64| Lattice {
-        steps: lattice.steps - by,
-        ..*lattice
-    };
-    let rest = power(bulk, &fewer(1), tail_mass, false)?;
-    let n_rest = rest.values.len();
-    let one_low = convolve(
-        &(0..n_rest).map(|i| rest.q_lower(i)).collect::<Vec<f64>>(),
-        heavy,
-    );
-    let one_high = convolve(
-        &(0..n_rest).map(|i| rest.q_upper(i)).collect::<Vec<f64>>(),
-        heavy,
-    );
-    let one_bottom = rest.bottom + heavy_first;
-    let two = if heavy_terms(lattice.steps) >= 2 {
-        let rest2 = power(bulk, &fewer(2), tail_mass, false)?;
+    let one_low = bounded_convolution(&parts.rest.lowers(), heavy, t, false);
+    let one_high = bounded_convolution(&parts.rest.uppers(), heavy, t, true);
+    let two = parts.rest2.as_ref().map(|rest2| {
         let r = two_heavy_coarsening(heavy.len());
-        let n2 = rest2.values.len();
-        let g = coarse_floor(heavy, heavy_first, r);
+        let g = coarse_floor(heavy, parts.heavy_first, r);
         let pairs = 0.5 * t * (t - 1.0);
-        let a_low: Vec<f64> = (0..n2).map(|i| rest2.q_lower(i)).collect();
-        let a_high: Vec<f64> = (0..n2).map(|i| rest2.q_upper(i)).collect();
-        let low = two_heavy_term(coarse_floor(&a_low, rest2.bottom, r), &g, pairs, false);
-        let high = two_heavy_term(coarse_floor(&a_high, rest2.bottom, r), &g, pairs, true);
-        Some((r, low, high))
-    } else {
-        None
-    };
-    let mut bottom = none.bottom.min(one_bottom);
-    let mut top =
-        (none.bottom + none.values.len() as u64).max(one_bottom + one_low.values.len() as u64);
+        let term = |values: Vec<f64>, up: bool| {
+            two_heavy_term(coarse_floor(&values, rest2.bottom, r), &g, pairs, up)
+        };
+        (r, term(rest2.lowers(), false), term(rest2.uppers(), true))
+    });
+    let mut spans = vec![
+        (none.bottom, none.values.len() as u64),
+        (parts.one_bottom(), one_low.len() as u64),
+    ];
     if let Some((r, (first, values), _)) = &two {
-        bottom = bottom.min(first * r);
-        top = top.max((first + values.len() as u64 - 1) * r + 1);
+        spans.push((first * r, (values.len() as u64 - 1) * r + 1));
     }
+    let (bottom, top) = covering(&spans);
     let len = (top - bottom) as usize;
     let (mut low, mut high) = (vec![0.0; len], vec![0.0; len]);
     let (mut remove_low, mut remove_high) = (vec![0.0; len], vec![0.0; len]);
     let at = (none.bottom - bottom) as usize;
-    for i in 0..none.values.len() {
-        low[at + i] += none.q_lower(i);
-        high[at + i] += none.q_upper(i);
+    for (i, (a, b)) in none.lowers().into_iter().zip(none.uppers()).enumerate() {
+        low[at + i] += a;
+        high[at + i] += b;
     }
-    let at = (one_bottom - bottom) as usize;
-    let (down, up) = (
-        t * (1.0 - 4.0 * f64::EPSILON),
-        t * (1.0 + 4.0 * f64::EPSILON),
-    );
-    for (k, (&a, &b)) in one_low.values.iter().zip(&one_high.values).enumerate() {
-        low[at + k] += down * (a - one_low.entry_bound).max(0.0);
-        high[at + k] += up * (b + one_high.entry_bound);
+    let at = (parts.one_bottom() - bottom) as usize;
+    for (k, (&a, &b)) in one_low.iter().zip(&one_high).enumerate() {
+        low[at + k] += a;
+        high[at + k] += b;
     }
-    if let Some((r, (first, lows), (high_first, highs))) = &two {
-        debug_assert_eq!(first, high_first);
+    if let Some((r, (first, lows), (_, highs))) = &two {
         for (c, (&a, &b)) in lows.iter().zip(highs).enumerate() {
             let i = ((first + c as u64) * r - bottom) as usize;
             remove_low[i] += a;
@@ -1139,6 +1147,34 @@ mod tests {
         (remove, add)
     }
 
+    /// Check that `upper` and `lower` bracket the exact `(δ_remove, δ_add)` at `epsilon`,
+    /// within `slack(exact)`; returns `(low, up, exact)` for each direction.
+    fn check_bracket(
+        label: &str,
+        upper: &PrivacyLossDistribution,
+        lower: &PrivacyLossDistribution,
+        epsilon: f64,
+        exact: (f64, f64),
+        slack: impl Fn(f64) -> f64,
+    ) -> [(f64, f64, f64); 2] {
+        let directions = [
+            ("remove", exact.0, upper.remove(), lower.remove()),
+            ("add", exact.1, upper.add(), lower.add()),
+        ];
+        directions.map(|(name, exact, up, low)| {
+            let (up, low) = (
+                up.delta_for_epsilon(epsilon),
+                low.delta_for_epsilon(epsilon),
+            );
+            let slack = slack(exact);
+            assert!(
+                low <= exact + slack && exact <= up + slack,
+                "{label} ε {epsilon} {name}: [{low:e}, {up:e}] misses {exact:e}"
+            );
+            (low, up, exact)
+        })
+    }
+
     /// Three steps, the shortest epoch with the two-heavy-step term (see
     /// [`split_upper_law`]), at a truncation tiny enough that the split sits deep in the
     /// tail, against exact values by nested adaptive quadrature
@@ -1164,25 +1200,14 @@ mod tests {
             let lower = epoch_pld(&g, 3, 1e-2, tail, Bound::Lower).unwrap();
             let cases = fixture["cases"].as_array().unwrap().iter();
             for case in cases.filter(|c| c["sigma"].as_f64() == Some(sigma)) {
-                let epsilon = case["epsilon"].as_f64().unwrap();
-                let directions = [
-                    ("delta_remove", upper.remove(), lower.remove()),
-                    ("delta_add", upper.add(), lower.add()),
-                ];
-                for (key, up, low) in directions {
-                    let exact = case[key].as_f64().unwrap();
-                    let (up, low) = (
-                        up.delta_for_epsilon(epsilon),
-                        low.delta_for_epsilon(epsilon),
-                    );
-                    // The quadrature's own error, relative.
-                    let slack = 1e-9 * exact;
-                    assert!(
-                        low <= exact + slack && exact <= up + slack,
-                        "σ {sigma} tail {tail:e} ε {epsilon} {key}: [{low:e}, {up:e}] misses {exact:e}"
-                    );
-                    checked += 1;
-                }
+                let value = |key: &str| case[key].as_f64().unwrap();
+                let exact = (value("delta_remove"), value("delta_add"));
+                let label = format!("σ {sigma} tail {tail:e}");
+                // The quadrature's own error, relative.
+                check_bracket(&label, &upper, &lower, value("epsilon"), exact, |e| {
+                    1e-9 * e
+                });
+                checked += 2;
             }
         }
         assert_eq!(checked, 50);
@@ -1195,25 +1220,15 @@ mod tests {
             let upper = epoch_pld(&g, 2, 1e-2, 1e-15, Bound::Upper).unwrap();
             let lower = epoch_pld(&g, 2, 1e-2, 1e-15, Bound::Lower).unwrap();
             for epsilon in [0.0, 0.05, 0.2, 0.5, 1.0, 2.0] {
-                let (remove, add) = two_steps(g.mu(), epsilon);
-                let directions = [
-                    (remove, upper.remove(), lower.remove(), "remove"),
-                    (add, upper.add(), lower.add(), "add"),
-                ];
-                for (exact, up, low, name) in directions {
-                    let (up, low) = (
-                        up.delta_for_epsilon(epsilon),
-                        low.delta_for_epsilon(epsilon),
-                    );
-                    let slack = 1e-9 * exact + 1e-13;
-                    assert!(
-                        low <= exact + slack && exact <= up + slack,
-                        "σ {sigma} ε {epsilon} {name}: [{low:e}, {up:e}] misses {exact:e}"
-                    );
+                let exact = two_steps(g.mu(), epsilon);
+                let label = format!("σ {sigma}");
+                let slack = |e: f64| 1e-9 * e + 1e-13;
+                for (low, up, exact) in check_bracket(&label, &upper, &lower, epsilon, exact, slack)
+                {
                     // And tight: the grid of 1e-2 leaves a few percent at most.
                     assert!(
                         up - low <= 0.05 * exact + 1e-9,
-                        "σ {sigma} ε {epsilon} {name}: [{low:e}, {up:e}] around {exact:e}"
+                        "σ {sigma} ε {epsilon}: [{low:e}, {up:e}] around {exact:e}"
                     );
                 }
             }
@@ -1230,22 +1245,9 @@ mod tests {
             let upper = epoch_pld(&g, 2, 1e-2, 1e-25, Bound::Upper).unwrap();
             let lower = epoch_pld(&g, 2, 1e-2, 1e-25, Bound::Lower).unwrap();
             for epsilon in [1.0, 1.5, 2.0, 3.0, 4.0, 5.0] {
-                let (remove, add) = two_steps(g.mu(), epsilon);
-                let directions = [
-                    (remove, upper.remove(), lower.remove(), "remove"),
-                    (add, upper.add(), lower.add(), "add"),
-                ];
-                for (exact, up, low, name) in directions {
-                    let (up, low) = (
-                        up.delta_for_epsilon(epsilon),
-                        low.delta_for_epsilon(epsilon),
-                    );
-                    let slack = 1e-7 * exact;
-                    assert!(
-                        low <= exact + slack && exact <= up + slack,
-                        "σ {sigma} ε {epsilon} {name}: [{low:e}, {up:e}] misses {exact:e}"
-                    );
-                }
+                let exact = two_steps(g.mu(), epsilon);
+                let label = format!("σ {sigma}");
+                check_bracket(&label, &upper, &lower, epsilon, exact, |e| 1e-7 * e);
             }
         }
     }
