@@ -262,8 +262,7 @@ impl GridPmf {
                 let composed_mass = f.powf(kf);
                 // What the buffer holds outside the window (mass above it that did not wrap
                 // in, and mass below it): the exact total minus the window, plus round-off.
-                let window_mass =
-                    crate::numeric::summation::neumaier_sum(conv.values.iter().copied());
+                let window_mass = crate::numeric::summation::compensated_sum(&conv.values);
                 let outside =
                     (composed_mass - window_mass).max(0.0) + len as f64 * conv.roundoff_floor;
                 // The circular buffer is `period` long: mass above the window lands in it
@@ -317,8 +316,7 @@ impl GridPmf {
                     // much down onto the top entry (safe for a lower bound). When the window
                     // is cut at +LOSS_LIMIT with most of the mass above it, this is the
                     // difference between δ ≈ 1 and δ ≈ 0.
-                    let window_mass =
-                        crate::numeric::summation::neumaier_sum(conv.values.iter().copied());
+                    let window_mass = crate::numeric::summation::compensated_sum(&conv.values);
                     let roundoff = (len as f64).sqrt() * conv.roundoff_l2;
                     // f^k from below: f (a compensated sum of non-negative terms) is within
                     // 2u of its value relative, so f^k within about 2ku; ln1p, the product

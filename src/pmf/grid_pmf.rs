@@ -217,9 +217,9 @@ impl GridPmf {
         self.probs.is_empty()
     }
 
-    /// Total finite mass `Σ probs` (Neumaier-compensated).
+    /// Total finite mass `Σ probs` (compensated, within 2u of it: [`crate::numeric::summation::compensated_sum`]).
     pub fn finite_mass(&self) -> f64 {
-        crate::numeric::summation::neumaier_sum(self.probs.iter().copied())
+        crate::numeric::summation::compensated_sum(&self.probs)
     }
 
     /// Total mass, finite plus infinite.

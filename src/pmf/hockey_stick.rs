@@ -2,7 +2,7 @@
 //! the PMF's bound and with every numerical allowance applied.
 
 use crate::bound::Bound;
-use crate::numeric::summation::neumaier_sum;
+use crate::numeric::summation::{compensated_sum, neumaier_sum};
 use crate::pmf::grid_pmf::GridPmf;
 
 /// Relative allowance for floating-point error in discretization and summation.
@@ -48,7 +48,7 @@ impl GridPmf {
         let tail_errors = self
             .entry_errors
             .as_ref()
-            .map(|e| neumaier_sum(e[start..].iter().copied()));
+            .map(|e| compensated_sum(&e[start..]));
         self.report_delta_with(raw, (self.len() - start) as u64, tail_errors)
     }
 
@@ -181,7 +181,7 @@ impl GridPmf {
         let tail_errors = self
             .entry_errors
             .as_ref()
-            .map(|e| neumaier_sum(e[start..].iter().copied()));
+            .map(|e| compensated_sum(&e[start..]));
         let roundoff = self.roundoff_allowance((self.len() - start) as u64, tail_errors);
         match self.bound {
             Bound::Upper => roundoff,

@@ -18,7 +18,7 @@
 
 use crate::bound::Bound;
 use crate::numeric::fft_convolution::product_window;
-use crate::numeric::summation::neumaier_sum;
+use crate::numeric::summation::{compensated_sum, neumaier_sum};
 use crate::pmf::composition::{
     chernoff_mass_from, power_window_for, product_moments, quantile_tilts, remove_from_bottom,
     Window, MAX_COMPOSED_POINTS,
@@ -182,7 +182,7 @@ fn compose_in_window(
     let total_k: f64 = parts.iter().map(|&(_, k)| k as f64).sum();
     match bound {
         Bound::Upper => {
-            let window_mass = neumaier_sum(conv.values.iter().copied());
+            let window_mass = compensated_sum(&conv.values);
             let outside = (composed_mass - window_mass).max(0.0) + len as f64 * conv.roundoff_floor;
             let wrapped_above = match window.bottom.checked_add(conv.period) {
                 Some(first) if first <= full_top => {
@@ -216,7 +216,7 @@ fn compose_in_window(
                 // Mass above the window that did not wrap in: at least the exact total
                 // (from below) minus what the window holds, the bound below and round-off;
                 // moved down onto the top entry (see `self_compose_tilted`).
-                let window_mass = neumaier_sum(conv.values.iter().copied());
+                let window_mass = compensated_sum(&conv.values);
                 let roundoff = (len as f64).sqrt() * conv.roundoff_l2;
                 let u = f64::EPSILON;
                 let slack = (4.0 * total_k + 8.0 * parts.len() as f64) * u
