@@ -169,6 +169,10 @@ fn l1(v: &[f64]) -> f64 {
 }
 
 fn l2(v: &[f64]) -> f64 {
+    l2_squared(v).sqrt()
+}
+
+fn l2_squared(v: &[f64]) -> f64 {
     // Four running sums (vectorizable); the order only moves the last bits of an estimate.
     let mut sums = [0.0; 4];
     let chunks = v.chunks_exact(4);
@@ -178,7 +182,71 @@ fn l2(v: &[f64]) -> f64 {
             *s += x * x;
         }
     }
-    (sums.iter().sum::<f64>() + rest).sqrt()
+    sums.iter().sum::<f64>() + rest
+}
+
+/// Σ x² over the entries of the circular `out` outside the window `start .. start + len`
+/// (`start < out.len()`, `len ≤ out.len()`).
+fn outside_squares(out: &[f64], start: usize, len: usize) -> f64 {
+    let n = out.len();
+    if start + len <= n {
+        l2_squared(&out[..start]) + l2_squared(&out[start + len..])
+    } else {
+        l2_squared(&out[start + len - n..start])
+    }
+}
+
+/// What [`inverse_and_bound`] needs of the window it reads, gathered in the pass that
+/// scales it and clamps its negative entries to 0, in four lanes (independent chains that
+/// the processor overlaps and the compiler can vectorize).
+#[derive(Default)]
+struct WindowStats {
+    /// Σ x² of the raw (unscaled) outputs.
+    squares: [f64; 4],
+    /// Σ y² of the negative scaled outputs.
+    negative_sq: [f64; 4],
+    /// The most negative scaled output (0 if none).
+    lowest: [f64; 4],
+    /// The largest scaled output (0 if none is positive).
+    largest: [f64; 4],
+}
+
+impl WindowStats {
+    /// `dst[i] = max(src[i]·scale, 0)`, recording the statistics.
+    fn scale_and_clamp(&mut self, dst: &mut [f64], src: &[f64], scale: f64) {
+        let mut lane = |d: &mut f64, x: f64, l: usize| {
+            let y = x * scale;
+            let negative = if y < 0.0 { y } else { 0.0 };
+            self.squares[l] += x * x;
+            self.negative_sq[l] += negative * negative;
+            self.lowest[l] = if negative < self.lowest[l] {
+                negative
+            } else {
+                self.lowest[l]
+            };
+            self.largest[l] = if y > self.largest[l] {
+                y
+            } else {
+                self.largest[l]
+            };
+            // (A NaN stays NaN, for the checks downstream to catch.)
+            *d = if y < 0.0 { 0.0 } else { y };
+        };
+        let mut dst_chunks = dst.chunks_exact_mut(4);
+        let mut src_chunks = src.chunks_exact(4);
+        for (d, x) in (&mut dst_chunks).zip(&mut src_chunks) {
+            for l in 0..4 {
+                lane(&mut d[l], x[l], l);
+            }
+        }
+        for (d, &x) in dst_chunks
+            .into_remainder()
+            .iter_mut()
+            .zip(src_chunks.remainder())
+        {
+            lane(d, x, 0);
+        }
+    }
 }
 
 /// Direct linear convolution; each entry is a sum of at most min(len) non-negative products,
@@ -325,28 +393,17 @@ fn inverse_and_bound(
     let mut values = buffer;
     values.truncate(len);
     let (first, second) = values.split_at_mut(head.len());
-    for (v, &x) in first
-        .iter_mut()
-        .zip(head)
-        .chain(second.iter_mut().zip(tail))
-    {
-        *v = x * scale;
-    }
-    let mut negative_sq = 0.0;
-    let mut most_negative = 0.0_f64;
-    let mut largest = 0.0_f64;
-    for v in values.iter_mut() {
-        if *v < 0.0 {
-            negative_sq += *v * *v;
-            most_negative = most_negative.max(-*v);
-            *v = 0.0;
-        } else {
-            largest = largest.max(*v);
-        }
-    }
+    let mut window = WindowStats::default();
+    window.scale_and_clamp(first, head, scale);
+    window.scale_and_clamp(second, tail, scale);
+    let negative_sq = window.negative_sq.iter().sum::<f64>();
+    let most_negative = -window.lowest.iter().fold(0.0_f64, |a, &b| a.min(b));
+    let largest = window.largest.iter().fold(0.0_f64, |a, &b| a.max(b));
+    // ‖out‖₂: the window's part summed above, the rest of the circular output here.
+    let outside = outside_squares(out, start, len);
     let stages = (n as f64).log2().ceil();
     let inverse_rounding = (FFT_ERROR_CONSTANT * stages + 1.0) * UNIT_ROUNDOFF;
-    let full_l2 = l2(out) * scale;
+    let full_l2 = (window.squares.iter().sum::<f64>() + outside).sqrt() * scale;
     let model = (spectral.squares / n as f64).sqrt() + inverse_rounding * full_l2;
     // Negative outputs are pure error: the bound must cover them, with margin.
     let roundoff_l2 = model.max(2.0 * negative_sq.sqrt());
@@ -481,19 +538,21 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
         NEAR_ZERO_BINS,
     );
     let mut spectral = SpectralError::default();
-    // Σ weight of the bins dropped by the fast path, each charged the same bound.
-    let mut dropped_weight = 0.0;
-    power_bins(spectrum, k, &transformed, |j, bin| {
-        let weight = hermitian_weight(j, n);
-        match bin {
-            PoweredBin::Kept { modulus, error, .. } => {
-                spectral.add(weight, error);
-                spectral.add_magnitude(weight, modulus);
-            }
-            PoweredBin::Dropped => dropped_weight += weight,
+    // Σ weight of the bins dropped by the fast path, each charged the same bound (an
+    // integer count: a float sum here was a store-to-load chain through every bin).
+    let mut dropped_weight: u64 = 0;
+    power_bins(spectrum, k, &transformed, |j, bin| match bin {
+        PoweredBin::Kept { modulus, error, .. } => {
+            let weight = hermitian_weight(j, n);
+            spectral.add(weight, error);
+            spectral.add_magnitude(weight, modulus);
         }
+        PoweredBin::Dropped => dropped_weight += hermitian_weight(j, n) as u64,
     });
-    spectral.add(dropped_weight, DROPPED_POWER_BOUND + f64::MIN_POSITIVE);
+    spectral.add(
+        dropped_weight as f64,
+        DROPPED_POWER_BOUND + f64::MIN_POSITIVE,
+    );
     // The rotation by `rotation` shifted the k-fold result by k·rotation (mod n).
     let shift = ((transformed.rotation as u128 * k as u128) % n as u128) as u64;
     let start = ((window_start % n as u64 + n as u64 - shift) % n as u64) as usize;
@@ -718,7 +777,7 @@ fn transform_factor(
         // The zero-frequency bin is the total mass: taken from a compensated sum, so that
         // the result's mass is exact up to the inverse transform's rounding instead of
         // carrying k·(rounding of the sum) spread evenly over every entry.
-        mass: crate::numeric::summation::neumaier_sum(p.iter().copied()),
+        mass: crate::numeric::summation::compensated_sum(p),
     }
 }
 
@@ -968,6 +1027,43 @@ fn complex_pow(z: Complex64, mut k: u64) -> Complex64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The window pass and the outside sum together give ‖out‖₂² and the window's
+    /// statistics, for windows that wrap around the end of the buffer and windows that do
+    /// not, against a direct computation over the circular indices.
+    #[test]
+    fn window_statistics_match_a_direct_computation() {
+        let out: Vec<f64> = (0..37)
+            .map(|i| ((i * 7919) % 23) as f64 - 9.5 + 0.25 * i as f64)
+            .collect();
+        let n = out.len();
+        let scale = 0.5;
+        for (start, len) in [(0, 37), (5, 10), (30, 7), (30, 12), (36, 37), (11, 0)] {
+            let window: Vec<f64> = (0..len).map(|j| out[(start + j) % n]).collect();
+            let split = (n - start).min(len);
+            let mut dst = vec![f64::NAN; len];
+            let (first, second) = dst.split_at_mut(split);
+            let mut stats = WindowStats::default();
+            stats.scale_and_clamp(first, &window[..split], scale);
+            stats.scale_and_clamp(second, &window[split..], scale);
+            let total = stats.squares.iter().sum::<f64>() + outside_squares(&out, start, len);
+            let direct: f64 = out.iter().map(|x| x * x).sum();
+            assert!((total - direct).abs() <= 1e-12 * direct, "{start} {len}");
+            let scaled: Vec<f64> = window.iter().map(|x| x * scale).collect();
+            let clamped: Vec<f64> = scaled.iter().map(|y| y.max(0.0)).collect();
+            assert_eq!(dst, clamped);
+            let negative_sq: f64 = scaled.iter().filter(|y| **y < 0.0).map(|y| y * y).sum();
+            let got = stats.negative_sq.iter().sum::<f64>();
+            assert!((got - negative_sq).abs() <= 1e-12 * negative_sq.max(1.0));
+            let lowest = scaled.iter().fold(0.0_f64, |a, &b| a.min(b));
+            assert_eq!(stats.lowest.iter().fold(0.0_f64, |a, &b| a.min(b)), lowest);
+            let largest = scaled.iter().fold(0.0_f64, |a, &b| a.max(b));
+            assert_eq!(
+                stats.largest.iter().fold(0.0_f64, |a, &b| a.max(b)),
+                largest
+            );
+        }
+    }
 
     #[test]
     fn fast_len_is_smooth_and_even() {
