@@ -4,6 +4,7 @@
 //! computes, [`commands`] assemble a report, and [`render`] prints it as a table, JSON, CSV
 //! or Markdown. Exit codes: 0 success, 2 invalid input or usage, 1 anything else.
 
+mod allocator;
 mod args;
 mod calibrate;
 mod calibrate_dp_sgd;
@@ -31,6 +32,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    allocator::keep_freed_memory();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => return usage_error::report(error),
