@@ -75,7 +75,7 @@ pub fn neumaier_sum(values: impl IntoIterator<Item = f64>) -> f64 {
 /// Four running sums side by side, each term's rounding error recovered exactly by Knuth's
 /// branch-free TwoSum (Ogita, Rump & Oishi's Sum2 in four independent chains, which the
 /// processor overlaps and the compiler vectorizes). The recovered errors are summed plainly
-/// within blocks of [`BLOCK`] terms (an error of at most `γ_BLOCK` of their absolute sum,
+/// within blocks of `BLOCK` = 2¹⁶ terms (an error of at most `γ_BLOCK` of their absolute sum,
 /// which is at most `γₙ·Σ|xᵢ|`, Ogita, Rump & Oishi, Lemma 4.2 and Proposition 4.5), and
 /// the block totals, the four sums and the last errors are added by [`NeumaierSum`].
 pub fn compensated_sum(values: &[f64]) -> f64 {
