@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Side-by-side timing of `pld` and Google's dp_accounting 0.6.0 (see vs_dp_accounting.py).
+# Side-by-side timing of `pld` and Google's dp_accounting 0.6.0 (see vs_dp_accounting.py),
+# then the engine against the realfft floor of its transforms (benches/fft_floor.rs).
 # Makes the pinned venv of the fixture generators (fixtures/.venv) if missing, builds the
 # release binary, then runs the comparison. Needs PyPI the first time.
 set -euo pipefail
@@ -15,3 +16,6 @@ fi
 "$VENV/bin/python" -m pip install --disable-pip-version-check --quiet -r fixtures/requirements.txt
 cargo build --release --quiet --bin pld
 PYTHONDONTWRITEBYTECODE=1 "$VENV/bin/python" benches/side_by_side/vs_dp_accounting.py
+# The same cases at --grid-step 1e-4 against the realfft floor of the transforms they use.
+echo
+cargo bench --quiet --bench fft_floor 2>/dev/null

@@ -12,6 +12,7 @@
 //! - [`fft_convolution`]: real-FFT convolution and FFT powers with rigorous round-off bounds,
 //!   on the real transforms of `real_fft` (both directions from one complex plan, long
 //!   lengths planned in four steps by `complex_fft`).
+//! - [`transform_log`]: an optional record of the transforms computed, for benchmarks.
 //!
 //! None of these know about privacy; each documents its accuracy.
 
@@ -22,3 +23,4 @@ pub mod log_space;
 pub mod normal;
 pub(crate) mod real_fft;
 pub mod summation;
+pub mod transform_log;

@@ -117,6 +117,7 @@ impl RealFft {
     /// ignored). Saves the real signal's own buffer (a fresh page costs a fault on first
     /// touch, about a millisecond per 2 MB on this project's test machines).
     pub(crate) fn forward_packed(&self, spectrum: &mut [Complex64], scratch: &mut [Complex64]) {
+        super::transform_log::record(self.n, super::transform_log::Direction::Forward);
         let m = self.n / 2;
         assert!(spectrum.len() == m + 1, "buffer lengths");
         self.half.process(&mut spectrum[..m], scratch);
@@ -154,6 +155,7 @@ impl RealFft {
     /// [`RealFft::inverse`] with the result left packed in `spectrum`:
     /// `spectrum[j] = x_{2j} + i·x_{2j+1}` for `j < n/2` (the last entry is left over).
     pub(crate) fn inverse_packed(&self, spectrum: &mut [Complex64], scratch: &mut [Complex64]) {
+        super::transform_log::record(self.n, super::transform_log::Direction::Inverse);
         let m = self.n / 2;
         assert!(spectrum.len() == m + 1, "buffer lengths");
         // Z'_k = 2·Z_k, stored conjugated: the inverse is conj(FFT(conj Z')).
