@@ -724,18 +724,19 @@ fn transform_factor(
     let n = plan.len();
     let stages = (n as f64).log2().ceil();
     let norm = l1(p);
-    let (atom_index, atom) =
-        p.iter().copied().enumerate().fold(
-            (0, 0.0),
-            |best, (i, v)| if v > best.1 { (i, v) } else { best },
-        );
+    // The first largest entry (0 for an empty or all-zero p): its value by a branch-free
+    // maximum, then its position.
+    let atom = p.iter().fold(0.0_f64, |a, &b| if b > a { b } else { a });
+    let atom_index = if atom > 0.0 {
+        p.iter().position(|&v| v == atom).unwrap_or(0)
+    } else {
+        0
+    };
     // ‖r‖₁ summed directly (not ‖p‖₁ − atom, which could cancel).
-    let rest_norm: f64 = p
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != atom_index)
-        .map(|(_, v)| v.abs())
-        .sum();
+    let rest_norm: f64 = match p.len() {
+        0 => 0.0,
+        _ => l1(&p[..atom_index]) + l1(&p[atom_index + 1..]),
+    };
     let split_error = (FFT_ERROR_CONSTANT * stages * rest_norm + norm) * UNIT_ROUNDOFF;
     let plain_error = FFT_ERROR_CONSTANT * stages * UNIT_ROUNDOFF * norm;
     let split = split_error < 0.5 * plain_error;

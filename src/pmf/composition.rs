@@ -380,8 +380,13 @@ impl GridPmf {
     /// compensated sum (accurate to about `n·u²`, plus that as a margin); ≤ 0 when it does
     /// not.
     pub(super) fn mass_deficit(&self) -> f64 {
+        // (Zeros skipped: adding 0 leaves a compensated sum unchanged.)
         let total_minus_one = crate::numeric::summation::neumaier_sum(
-            self.probs.iter().copied().chain([self.infinity_mass, -1.0]),
+            self.probs
+                .iter()
+                .copied()
+                .filter(|&p| p != 0.0)
+                .chain([self.infinity_mass, -1.0]),
         );
         let margin = 4.0 * (self.probs.len() as f64 + 2.0) * f64::EPSILON * f64::EPSILON;
         -total_minus_one + margin

@@ -230,10 +230,13 @@ impl GridPmf {
     /// `Σ p_i e^{−l_i}`: the Q-mass covered by P (≤ 1 for a PMF of a real pair: the
     /// Q-mass of the outcomes where P > 0).
     pub fn q_mass(&self) -> f64 {
+        // Zero entries skipped (single events' PMFs are mostly zeros): adding 0 leaves the
+        // compensated sum unchanged, so the result is the same.
         crate::numeric::summation::neumaier_sum(
             self.probs
                 .iter()
                 .enumerate()
+                .filter(|(_, &p)| p != 0.0)
                 .map(|(i, p)| p * (-self.loss(i)).exp()),
         )
     }
