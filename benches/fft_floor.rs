@@ -5,7 +5,8 @@
 //! with the `realfft` crate (planned beforehand, warm buffers, best of 5 runs): their sum is
 //! the "realfft floor", the time the query's FFTs alone would take on one thread. Beside it,
 //! the median wall time of the whole query in this process (20 runs, after one warm-up: FFT
-//! plans cached, threads started) and the ratio of the two.
+//! plans cached, threads started; the library's default allocator, not the CLI's settings)
+//! and the ratio of the two.
 //!
 //! Run with `cargo bench --bench fft_floor` (a few seconds). Whole-process times, as a user
 //! sees them, are in the side-by-side script, which runs this bench too.

@@ -217,7 +217,8 @@ impl GridPmf {
         self.probs.is_empty()
     }
 
-    /// Total finite mass `Σ probs` (compensated, within 2u of it: [`crate::numeric::summation::compensated_sum`]).
+    /// Total finite mass `Σ probs`, compensated: within 2u of it relative
+    /// ([`crate::numeric::summation::compensated_sum`]).
     pub fn finite_mass(&self) -> f64 {
         crate::numeric::summation::compensated_sum(&self.probs)
     }
