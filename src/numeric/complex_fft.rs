@@ -7,9 +7,7 @@
 //! query runs each plan only twice (forward, then inverse on the conjugate). Here a length
 //! m = m₁·m₂ with m₁ ≈ m₂ ≈ √m is planned as two rustfft plans of lengths m₁ and m₂ (a few
 //! hundred `sin_cos` each) and the m outer twiddles are products of two table entries
-//! ([`Twiddles`], about 2√m `sin_cos`): planning ≈ 50 µs. Each transform makes more passes
-//! over memory than rustfft's own mixed-radix step (three transposes, one twiddle pass),
-//! about 1.5× its time.
+//! ([`Twiddles`], about 2√m `sin_cos`): planning ≈ 50 µs.
 //!
 //! With index `j = m₂·j₁ + j₂` and frequency `k = k₁ + m₁·k₂` (`j₁, k₁ < m₁`, `j₂, k₂ < m₂`),
 //! ```text
@@ -19,6 +17,15 @@
 //! length-m₂ transforms of the m₁ rows (e.g. Van Loan, "Computational Frameworks for the Fast
 //! Fourier Transform", §3.3.1, or Bailey, "FFTs in external or hierarchical memory", 1990).
 //!
+//! Memory passes: the column transforms gather a strip of columns (about 32 KiB) into a
+//! small buffer, transform and twiddle it there, and scatter it back in place, so the first
+//! step is one pass over the matrix; the row transforms are a second, in place. That leaves
+//! the spectrum in the *permuted* layout `X[k₁ + m₁k₂]` at `m₂k₁ + k₂`
+//! ([`ComplexFft::forward_to_permuted`]); natural order costs one transpose more
+//! ([`ComplexFft::process`]). An FFT power needs no natural order: it maps every bin
+//! wherever it sits and transforms back from the permuted layout by the same steps in
+//! reverse, rows first ([`ComplexFft::permuted_to_natural`]), with no transpose at all.
+//!
 //! Accuracy: the two inner transforms take log₂m₁ + log₂m₂ = log₂m butterfly stages, as one
 //! transform of length m; the twiddle stage adds one complex product with a twiddle within
 //! about 11 ulp (a product of two [`Twiddles`] entries) — one more stage inside the
@@ -27,6 +34,7 @@
 use crate::numeric::real_fft::Twiddles;
 use num_complex::Complex64;
 use rustfft::{Fft, FftPlanner};
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Lengths from this one up are planned by four steps; shorter ones by rustfft alone (their
@@ -36,6 +44,10 @@ const FOUR_STEP_MIN_LEN: usize = 1 << 13;
 /// Rows of the first step transformed (and twiddled) per rustfft call: a block of about
 /// 32 KiB, so that the twiddle pass finds it in cache.
 const BLOCK_BYTES: usize = 1 << 15;
+
+/// Fewest columns gathered per strip of the first step: four complex numbers fill a
+/// 64-byte cache line.
+const MIN_STRIP_COLUMNS: usize = 4;
 
 /// Twiddles of one row of the four steps come in runs of this length: one table product for
 /// the run's base, the rest from a per-row table (each twiddle within about 11 ulp).
@@ -107,7 +119,7 @@ impl ComplexFft {
     pub(crate) fn scratch_len(&self) -> usize {
         match &self.kind {
             Kind::Direct(fft) => fft.get_inplace_scratch_len(),
-            Kind::FourStep(plan) => plan.inner_scratch_len() + self.len,
+            Kind::FourStep(plan) => self.len + plan.strip() * plan.rows + plan.inner_scratch_len(),
         }
     }
 
@@ -126,49 +138,257 @@ impl ComplexFft {
             Kind::FourStep(plan) => plan.process(buffer, scratch),
         }
     }
+
+    /// Where [`ComplexFft::forward_to_permuted`] leaves frequency `k < m`: `m₂·(k mod m₁) +
+    /// ⌊k/m₁⌋` for four steps (the rows are the frequencies k₁ + m₁k₂ of one k₁), `k` itself
+    /// for a direct plan.
+    #[cfg(test)]
+    pub(crate) fn position(&self, k: usize) -> usize {
+        let (rows, columns) = self.shape();
+        columns * (k % rows) + k / rows
+    }
+
+    /// `(m₁, m₂)`: the permuted layout is m₁ rows of m₂ entries, frequency `k₁ + m₁k₂` at
+    /// `m₂k₁ + k₂`; `(1, m)` (natural order) for a direct plan.
+    pub(crate) fn shape(&self) -> (usize, usize) {
+        match &self.kind {
+            Kind::Direct(_) => (1, self.len),
+            Kind::FourStep(plan) => (plan.rows, plan.columns),
+        }
+    }
+
+    /// Scratch length the permuted transforms need (less than [`ComplexFft::scratch_len`]:
+    /// no whole-matrix work buffer).
+    pub(crate) fn permuted_scratch_len(&self) -> usize {
+        match &self.kind {
+            Kind::Direct(fft) => fft.get_inplace_scratch_len(),
+            Kind::FourStep(plan) => plan.strip() * plan.rows + plan.inner_scratch_len(),
+        }
+    }
+
+    /// The forward DFT of `buffer`, left in the permuted layout of [`ComplexFft::shape`]
+    /// (no transpose). The input is the entries of `buffer` in the sorted, disjoint ranges
+    /// `data`, and zero elsewhere: what `buffer` holds outside them is ignored (the rows of
+    /// the four steps' matrix that no range touches are never read), so the caller need not
+    /// clear a mostly empty buffer. `scratch` holds at least
+    /// [`ComplexFft::permuted_scratch_len`] entries.
+    pub(crate) fn forward_to_permuted(
+        &self,
+        buffer: &mut [Complex64],
+        scratch: &mut [Complex64],
+        data: &[Range<usize>],
+    ) {
+        assert!(
+            buffer.len() == self.len && scratch.len() >= self.permuted_scratch_len(),
+            "buffer lengths"
+        );
+        match &self.kind {
+            Kind::Direct(fft) => {
+                zero_outside(buffer, 0..self.len, data);
+                let needed = fft.get_inplace_scratch_len();
+                fft.process_with_scratch(buffer, &mut scratch[..needed]);
+            }
+            Kind::FourStep(plan) => plan.forward_to_permuted(buffer, scratch, data),
+        }
+    }
+
+    /// The forward DFT of `buffer` held in the permuted layout (as
+    /// [`ComplexFft::forward_to_permuted`] leaves a spectrum), into natural order, conjugated
+    /// when `conjugate` (so that `conj(DFT(conj Y))`, the inverse DFT times m, takes one
+    /// pass less). `scratch` as for [`ComplexFft::forward_to_permuted`].
+    pub(crate) fn permuted_to_natural(
+        &self,
+        buffer: &mut [Complex64],
+        scratch: &mut [Complex64],
+        conjugate: bool,
+    ) {
+        assert!(
+            buffer.len() == self.len && scratch.len() >= self.permuted_scratch_len(),
+            "buffer lengths"
+        );
+        match &self.kind {
+            Kind::Direct(fft) => {
+                let needed = fft.get_inplace_scratch_len();
+                fft.process_with_scratch(buffer, &mut scratch[..needed]);
+                if conjugate {
+                    for w in buffer.iter_mut() {
+                        w.im = -w.im;
+                    }
+                }
+            }
+            Kind::FourStep(plan) => plan.permuted_to_natural(buffer, scratch, conjugate),
+        }
+    }
+}
+
+/// Set the entries of `buffer[span]` outside the sorted, disjoint ranges `data` to 0.
+fn zero_outside(buffer: &mut [Complex64], span: Range<usize>, data: &[Range<usize>]) {
+    let mut cursor = span.start;
+    for range in data {
+        let (start, end) = (range.start.max(span.start), range.end.min(span.end));
+        if start < end {
+            buffer[cursor..start.max(cursor)].fill(Complex64::new(0.0, 0.0));
+            cursor = cursor.max(end);
+        }
+    }
+    if cursor < span.end {
+        buffer[cursor..span.end].fill(Complex64::new(0.0, 0.0));
+    }
 }
 
 impl FourStep {
     fn inner_scratch_len(&self) -> usize {
         self.column_fft
             .get_inplace_scratch_len()
+            .max(self.row_fft.get_inplace_scratch_len())
             .max(self.row_fft.get_outofplace_scratch_len())
             .max(1)
     }
 
+    /// Columns gathered per strip of the column passes: about [`BLOCK_BYTES`] of them, so a
+    /// strip stays in cache.
+    fn strip(&self) -> usize {
+        (BLOCK_BYTES / (16 * self.rows))
+            .max(MIN_STRIP_COLUMNS)
+            .min(self.columns)
+            .max(1)
+    }
+
+    /// Natural order in, natural order out: the column pass, the row transforms out of place,
+    /// then one transpose.
     fn process(&self, buffer: &mut [Complex64], scratch: &mut [Complex64]) {
-        let (rows, columns) = (self.rows, self.columns);
-        let m = rows * columns;
-        let (work, inner) = scratch.split_at_mut(m);
+        let m = self.rows * self.columns;
+        let (work, rest) = scratch.split_at_mut(m);
+        let (strip_buffer, inner) = rest.split_at_mut(self.strip() * self.rows);
         let inner = &mut inner[..self.inner_scratch_len()];
-        // buffer[m₂j₁ + j₂] → work[m₁j₂ + j₁]: the columns become rows.
-        transpose::transpose(buffer, work, columns, rows);
-        // Length-m₁ transforms over j₁, then the twiddles ω_m^{j₂k₁}, a cached block at a time.
-        // With k₁ = Rq + r (R = TWIDDLE_RUN): ω_m^{j₂k₁} = ω_m^{R·j₂q} · ω_m^{j₂r}, the second
-        // from a row table.
-        let block_rows = (BLOCK_BYTES / (16 * rows)).max(1);
-        let mut row_table = [Complex64::new(1.0, 0.0); TWIDDLE_RUN];
-        for (block_index, block) in work.chunks_mut(block_rows * rows).enumerate() {
-            self.column_fft.process_with_scratch(block, inner);
-            for (r, row) in block.chunks_exact_mut(rows).enumerate() {
-                let j2 = block_index * block_rows + r;
-                for (t, entry) in row_table.iter_mut().enumerate().take(rows) {
-                    *entry = self.twiddles.at(j2 * t);
-                }
-                for (q, run) in row.chunks_mut(TWIDDLE_RUN).enumerate() {
-                    let base = self.twiddles.at(j2 * q * TWIDDLE_RUN);
-                    for (value, entry) in run.iter_mut().zip(&row_table) {
-                        *value *= base * entry;
-                    }
-                }
-            }
-        }
-        // work[m₁j₂ + k₁] → buffer[m₂k₁ + j₂], then length-m₂ transforms over j₂ into work.
-        transpose::transpose(work, buffer, rows, columns);
+        let whole = 0..m;
+        self.column_pass(buffer, strip_buffer, inner, std::slice::from_ref(&whole));
         self.row_fft
             .process_outofplace_with_scratch(buffer, work, inner);
         // work[m₂k₁ + k₂] = X[k₁ + m₁k₂] → natural order.
-        transpose::transpose(work, buffer, columns, rows);
+        transpose::transpose(work, buffer, self.columns, self.rows);
+    }
+
+    /// Multiply the rows of a gathered strip (row b holds column `first + b` of the matrix,
+    /// indexed by k₁) by the twiddles `ω_m^{j₂k₁}`, j₂ = first + b. With k₁ = Rq + r
+    /// (R = TWIDDLE_RUN): `ω_m^{j₂k₁} = ω_m^{R·j₂q} · ω_m^{j₂r}`, the second from a row table.
+    fn twiddle_strip(&self, block: &mut [Complex64], first: usize) {
+        let rows = self.rows;
+        let mut row_table = [Complex64::new(1.0, 0.0); TWIDDLE_RUN];
+        for (b, row) in block.chunks_exact_mut(rows).enumerate() {
+            let j2 = first + b;
+            for (t, entry) in row_table.iter_mut().enumerate().take(rows) {
+                *entry = self.twiddles.at(j2 * t);
+            }
+            for (q, run) in row.chunks_mut(TWIDDLE_RUN).enumerate() {
+                let base = self.twiddles.at(j2 * q * TWIDDLE_RUN);
+                for (value, entry) in run.iter_mut().zip(&row_table) {
+                    *value *= base * entry;
+                }
+            }
+        }
+    }
+
+    /// Forward DFT, natural order in (only the rows touching `data` read), permuted out:
+    /// the column pass, then each row transformed over j₂ (length m₂) in place:
+    /// buffer[m₂k₁ + k₂] = X[k₁ + m₁k₂]. Two passes over the buffer, no transpose.
+    fn forward_to_permuted(
+        &self,
+        buffer: &mut [Complex64],
+        scratch: &mut [Complex64],
+        data: &[Range<usize>],
+    ) {
+        let (strip_buffer, inner) = scratch.split_at_mut(self.strip() * self.rows);
+        let inner = &mut inner[..self.inner_scratch_len()];
+        self.column_pass(buffer, strip_buffer, inner, data);
+        self.row_fft.process_with_scratch(buffer, inner);
+    }
+
+    /// The first step of the forward DFT, in place: the columns of buffer[m₂j₁ + j₂] (fixed
+    /// j₂), a strip of columns at a time, gathered as rows, transformed over j₁ (length m₁),
+    /// twiddled by `ω_m^{j₂k₁}` and scattered back to buffer[m₂k₁ + j₂]. A strip stays in
+    /// cache: one pass over the buffer instead of two whole-matrix transposes. The input is
+    /// the entries in the sorted, disjoint ranges `data` and zero elsewhere (rows no range
+    /// touches are not read).
+    fn column_pass(
+        &self,
+        buffer: &mut [Complex64],
+        strip_buffer: &mut [Complex64],
+        inner: &mut [Complex64],
+        data: &[Range<usize>],
+    ) {
+        let (rows, columns) = (self.rows, self.columns);
+        let strip = self.strip();
+        // Rows that hold data; their entries outside the data are cleared here.
+        let live: Vec<bool> = (0..rows)
+            .map(|r| {
+                let span = r * columns..(r + 1) * columns;
+                let touched = data
+                    .iter()
+                    .any(|d| d.start < span.end && span.start < d.end);
+                if touched {
+                    zero_outside(buffer, span, data);
+                }
+                touched
+            })
+            .collect();
+        for first in (0..columns).step_by(strip) {
+            let width = strip.min(columns - first);
+            let block = &mut strip_buffer[..width * rows];
+            for (j1, source) in buffer.chunks_exact(columns).enumerate() {
+                if live[j1] {
+                    for (b, value) in source[first..first + width].iter().enumerate() {
+                        block[b * rows + j1] = *value;
+                    }
+                } else {
+                    for b in 0..width {
+                        block[b * rows + j1] = Complex64::new(0.0, 0.0);
+                    }
+                }
+            }
+            self.column_fft.process_with_scratch(block, inner);
+            self.twiddle_strip(block, first);
+            for (k1, target) in buffer.chunks_exact_mut(columns).enumerate() {
+                for (b, value) in target[first..first + width].iter_mut().enumerate() {
+                    *value = block[b * rows + k1];
+                }
+            }
+        }
+    }
+
+    /// Forward DFT, permuted order in (buffer[m₂k₁ + k₂] = Y[k₁ + m₁k₂]), natural out: with
+    /// j = m₂j₁ + j₂, `ω_m^{jk} = ω_{m₁}^{j₁k₁}·ω_m^{j₂k₁}·ω_{m₂}^{j₂k₂}`, so each row is
+    /// transformed over k₂ in place (to j₂), twiddled by `ω_m^{j₂k₁}`, and each column
+    /// transformed over k₁ (to j₁), a strip of columns at a time: buffer[m₂j₁ + j₂] = y_j,
+    /// conjugated when `conjugate`.
+    fn permuted_to_natural(
+        &self,
+        buffer: &mut [Complex64],
+        scratch: &mut [Complex64],
+        conjugate: bool,
+    ) {
+        let (rows, columns) = (self.rows, self.columns);
+        let strip = self.strip();
+        let (strip_buffer, inner) = scratch.split_at_mut(strip * rows);
+        let inner = &mut inner[..self.inner_scratch_len()];
+        self.row_fft.process_with_scratch(buffer, inner);
+        for first in (0..columns).step_by(strip) {
+            let width = strip.min(columns - first);
+            let block = &mut strip_buffer[..width * rows];
+            for (k1, source) in buffer.chunks_exact(columns).enumerate() {
+                for (b, value) in source[first..first + width].iter().enumerate() {
+                    block[b * rows + k1] = *value;
+                }
+            }
+            self.twiddle_strip(block, first);
+            self.column_fft.process_with_scratch(block, inner);
+            for (j1, target) in buffer.chunks_exact_mut(columns).enumerate() {
+                for (b, value) in target[first..first + width].iter_mut().enumerate() {
+                    let v = block[b * rows + j1];
+                    *value = if conjugate { v.conj() } else { v };
+                }
+            }
+        }
     }
 }
 
@@ -267,6 +487,74 @@ mod tests {
             let plan = ComplexFft::new(m);
             assert!(matches!(plan.kind, Kind::FourStep(_)), "m = {m}");
             check(&plan, m / 61);
+        }
+    }
+
+    /// The permuted transforms: forward from data ranges (garbage outside them ignored)
+    /// against the direct DFT at the documented positions, and back to natural order.
+    #[test]
+    fn permuted_transforms_match_the_direct_dft() {
+        for plan in [
+            ComplexFft::four_step(12, 35),
+            ComplexFft::four_step(35, 12),
+            ComplexFft::four_step(8, 8),
+            ComplexFft::four_step(1, 7),
+            ComplexFft::new(1000),
+            ComplexFft::new(108_000),
+        ] {
+            let m = plan.len();
+            let full = signal(m);
+            // Data in two ranges (a head and a tail, as a rotated vector), zero between.
+            let (head, tail) = (m / 3, m - m / 5);
+            let x: Vec<Complex64> = full
+                .iter()
+                .enumerate()
+                .map(|(j, v)| {
+                    if j < head || j >= tail {
+                        *v
+                    } else {
+                        Complex64::new(0.0, 0.0)
+                    }
+                })
+                .collect();
+            let mut y: Vec<Complex64> = full
+                .iter()
+                .enumerate()
+                .map(|(j, v)| {
+                    if j < head || j >= tail {
+                        *v
+                    } else {
+                        Complex64::new(f64::NAN, 1e300)
+                    }
+                })
+                .collect();
+            let mut scratch = vec![Complex64::new(f64::NAN, f64::NAN); plan.permuted_scratch_len()];
+            plan.forward_to_permuted(&mut y, &mut scratch, &[0..head, tail..m]);
+            let norm: f64 = x.iter().map(|v| v.norm()).sum();
+            let tolerance = 20.0 * (m as f64).log2().max(1.0) * f64::EPSILON * norm;
+            let stride = (m / 61).max(1);
+            for k in (0..m).step_by(stride).chain([1, m - 1]) {
+                let exact = direct(&x, k);
+                let got = y[plan.position(k)];
+                assert!(
+                    (got - exact).norm() <= tolerance,
+                    "m = {m}, bin {k}: {got} against {exact}"
+                );
+            }
+            // Back: DFT of the permuted spectrum in natural order, conjugated; conj(DFT(conj X))
+            // of X = DFT(x) is m·x.
+            for v in y.iter_mut() {
+                *v = v.conj();
+            }
+            plan.permuted_to_natural(&mut y, &mut scratch, true);
+            let scale = m as f64;
+            for (j, (got, want)) in y.iter().zip(&x).enumerate() {
+                assert!(
+                    (got / scale - want).norm() <= 2.0 * tolerance,
+                    "m = {m}, entry {j}: {} against {want}",
+                    got / scale
+                );
+            }
         }
     }
 

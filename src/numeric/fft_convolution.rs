@@ -380,6 +380,20 @@ fn inverse_and_bound(
         }
     }
     plan.inverse_packed(spectrum, as_scratch(&mut buffer, plan));
+    bound_window(spectrum, buffer, len, spectral, n, start)
+}
+
+/// Read the window of an inverse transform's output (`spectrum`, packed in pairs, n real
+/// entries): `len` values from circular index `start` into `buffer` (reused), negatives
+/// clamped, and the error bounds from the spectral errors (see [`inverse_and_bound`]).
+fn bound_window(
+    spectrum: &[Complex64],
+    buffer: Vec<f64>,
+    len: usize,
+    spectral: &SpectralError,
+    n: usize,
+    start: usize,
+) -> Convolved {
     // The output, packed in pairs x_{2j} + i·x_{2j+1}: as doubles, x itself.
     let out: &[f64] = bytemuck::cast_slice(&spectrum[..n / 2]);
     let scale = 1.0 / n as f64;
@@ -521,7 +535,11 @@ fn lattice_power(
     }
 }
 
-/// [`self_convolve_window`] by one FFT power over the full vector.
+/// [`self_convolve_window`] by one FFT power over the full vector, in one pass over the
+/// spectrum between the transforms: the half transform is left in its permuted order (no
+/// transposes, see [`crate::numeric::complex_fft`]), each bin is unpacked, powered with its
+/// error bound and packed for the inverse at once ([`RealFft::map_permuted`]), and only the
+/// rows of the buffer that hold `p` are read (no clearing pass).
 fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Convolved {
     let n = self_convolution_period(window_len, p.len());
     let plan = plans(n);
@@ -529,36 +547,159 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
     workspace.prepare(n);
     let spectrum = &mut workspace.spectrum;
     let mut buffer = output_buffer(n, &plan);
-    let transformed = transform_factor(
-        p,
-        k,
-        spectrum,
-        as_scratch(&mut buffer, &plan),
-        &plan,
-        NEAR_ZERO_BINS,
-    );
+    let scratch = permuted_scratch(&mut buffer, &plan);
+    let factor = load_factor(p, spectrum, n);
+    plan.forward_permuted(spectrum, scratch, &factor.data);
+    let atom = if factor.split { factor.atom } else { 0.0 };
+    // The bins near frequency 0 recomputed directly, where the power would amplify the
+    // transform's error (see `near_zero_bins`); bin j at index j − 1.
+    let direct = if DIRECT_DFT_ERROR * UNIT_ROUNDOFF * factor.norm < factor.e_fwd {
+        near_zero_bins(
+            |j| plan.bin_from_permuted(spectrum, j) + atom,
+            n / 2 + 1,
+            k,
+            n,
+            p,
+            factor.rotation,
+            NEAR_ZERO_BINS,
+        )
+    } else {
+        Vec::new()
+    };
+    let transformed = TransformedFactor {
+        rotation: factor.rotation,
+        e_fwd: factor.e_fwd,
+        direct_bins: direct.len(),
+        e_direct: DIRECT_DFT_ERROR * UNIT_ROUNDOFF * factor.norm,
+        mass: factor.mass,
+    };
+    let rule = PowerRule::new(k);
     let mut spectral = SpectralError::default();
     // Σ weight of the bins dropped by the fast path, each charged the same bound (an
     // integer count: a float sum here was a store-to-load chain through every bin).
     let mut dropped_weight: u64 = 0;
-    power_bins(spectrum, k, &transformed, |j, bin| match bin {
-        PoweredBin::Kept { modulus, error, .. } => {
-            let weight = hermitian_weight(j, n);
-            spectral.add(weight, error);
-            spectral.add_magnitude(weight, modulus);
+    plan.map_permuted(spectrum, |j, x| {
+        let x = match direct.get(j.wrapping_sub(1)) {
+            Some(recomputed) => *recomputed,
+            None => x + atom,
+        };
+        match rule.power(j, x, &transformed) {
+            PoweredBin::Kept {
+                value,
+                modulus,
+                error,
+            } => {
+                let weight = hermitian_weight(j, n);
+                spectral.add(weight, error);
+                spectral.add_magnitude(weight, modulus);
+                value
+            }
+            PoweredBin::Dropped => {
+                dropped_weight += hermitian_weight(j, n) as u64;
+                Complex64::new(0.0, 0.0)
+            }
         }
-        PoweredBin::Dropped => dropped_weight += hermitian_weight(j, n) as u64,
     });
     spectral.add(
         dropped_weight as f64,
         DROPPED_POWER_BOUND + f64::MIN_POSITIVE,
     );
+    plan.inverse_from_permuted(spectrum, permuted_scratch(&mut buffer, &plan));
     // The rotation by `rotation` shifted the k-fold result by k·rotation (mod n).
     let shift = ((transformed.rotation as u128 * k as u128) % n as u128) as u64;
     let start = ((window_start % n as u64 + n as u64 - shift) % n as u64) as usize;
-    let result = inverse_and_bound(spectrum, buffer, window_len, &spectral, &plan, start);
+    let result = bound_window(spectrum, buffer, window_len, &spectral, n, start);
     return_workspace(workspace);
     result
+}
+
+/// The first `plan.permuted_scratch_len()` complex numbers of an [`output_buffer`].
+fn permuted_scratch<'a>(buffer: &'a mut [f64], plan: &RealFft) -> &'a mut [Complex64] {
+    bytemuck::cast_slice_mut(&mut buffer[..2 * plan.permuted_scratch_len()])
+}
+
+/// A vector packed into a spectrum buffer by [`load_factor`], and what the error bounds of
+/// its transform need.
+struct LoadedFactor {
+    /// The packed positions that hold the vector (the rest of the buffer is zero).
+    data: Vec<std::ops::Range<usize>>,
+    rotation: usize,
+    /// Whether the largest atom was left out of the transform, to be added to every bin.
+    split: bool,
+    atom: f64,
+    /// ‖p‖₁.
+    norm: f64,
+    e_fwd: f64,
+    mass: f64,
+}
+
+/// Pack `p` into `spectrum` (n real entries in pairs), rotated so that a dominant atom sits
+/// at index 0 and left out when that lowers the transform's error (see [`transform_factor`]),
+/// writing only the vector's own entries and the halves of the pairs at its ends: the rest
+/// of the buffer is not touched, and the returned ranges say where the data are
+/// ([`RealFft::forward_permuted`] reads the rest as zero).
+fn load_factor(p: &[f64], spectrum: &mut [Complex64], n: usize) -> LoadedFactor {
+    let stages = (n as f64).log2().ceil();
+    let norm = l1(p);
+    // The first largest entry (0 for an empty or all-zero p): its value by a branch-free
+    // maximum, then its position.
+    let atom = p.iter().fold(0.0_f64, |a, &b| if b > a { b } else { a });
+    let atom_index = if atom > 0.0 {
+        p.iter().position(|&v| v == atom).unwrap_or(0)
+    } else {
+        0
+    };
+    // ‖r‖₁ summed directly (not ‖p‖₁ − atom, which could cancel).
+    let rest_norm: f64 = match p.len() {
+        0 => 0.0,
+        _ => l1(&p[..atom_index]) + l1(&p[atom_index + 1..]),
+    };
+    let split_error = (FFT_ERROR_CONSTANT * stages * rest_norm + norm) * UNIT_ROUNDOFF;
+    let plain_error = FFT_ERROR_CONSTANT * stages * UNIT_ROUNDOFF * norm;
+    let split = split_error < 0.5 * plain_error;
+    let rotation = if split { atom_index } else { 0 };
+    // x = p[rotation..] from 0 on, p[..rotation] at the end, zero between; x_{2j} + i·x_{2j+1}
+    // at packed position j.
+    let (low, high) = p.split_at(rotation.min(p.len()));
+    let (h, l) = (high.len(), low.len());
+    let x: &mut [f64] = bytemuck::cast_slice_mut(&mut spectrum[..n / 2]);
+    // The halves of the boundary pairs that are not data, cleared before the data are
+    // written (a data entry there overwrites the 0).
+    if h % 2 == 1 {
+        x[h] = 0.0;
+    }
+    if l > 0 && (n - l) % 2 == 1 {
+        x[n - l - 1] = 0.0;
+    }
+    x[..h].copy_from_slice(high);
+    x[n - l..].copy_from_slice(low);
+    if split {
+        x[0] = 0.0;
+    }
+    let m = n / 2;
+    let head = 0..h.div_ceil(2).min(m);
+    let tail = (n - l) / 2..m;
+    let data = if l == 0 {
+        Vec::from([head])
+    } else if tail.start <= head.end {
+        // The two ends meet: one range over the whole buffer.
+        let whole = 0..m;
+        Vec::from([whole])
+    } else {
+        Vec::from([head, tail])
+    };
+    LoadedFactor {
+        data,
+        rotation,
+        split,
+        atom,
+        norm,
+        e_fwd: if split { split_error } else { plain_error },
+        // The zero-frequency bin is the total mass: taken from a compensated sum, so that
+        // the result's mass is exact up to the inverse transform's rounding instead of
+        // carrying k·(rounding of the sum) spread evenly over every entry.
+        mass: crate::numeric::summation::compensated_sum(p),
+    }
 }
 
 /// The circular sum of independent draws: `factors` = (vector, k) pairs, each vector
@@ -703,8 +844,8 @@ struct TransformedFactor {
     mass: f64,
 }
 
-/// Load `p` into `real` (length n) and transform it into `spectrum`, recomputing the bins
-/// that a k-th power would amplify (see `near_zero_bins`).
+/// Load `p` into `spectrum` ([`load_factor`]) and transform it in natural order, recomputing
+/// the bins that a k-th power would amplify (see `near_zero_bins`).
 ///
 /// A large atom (e.g. the zero loss of a mechanism that rarely samples the record) keeps
 /// every bin's modulus near its mass, so every bin's error is amplified by the power, and
@@ -722,51 +863,42 @@ fn transform_factor(
     direct_limit: usize,
 ) -> TransformedFactor {
     let n = plan.len();
-    let stages = (n as f64).log2().ceil();
-    let norm = l1(p);
-    // The first largest entry (0 for an empty or all-zero p): its value by a branch-free
-    // maximum, then its position.
-    let atom = p.iter().fold(0.0_f64, |a, &b| if b > a { b } else { a });
-    let atom_index = if atom > 0.0 {
-        p.iter().position(|&v| v == atom).unwrap_or(0)
-    } else {
-        0
-    };
-    // ‖r‖₁ summed directly (not ‖p‖₁ − atom, which could cancel).
-    let rest_norm: f64 = match p.len() {
-        0 => 0.0,
-        _ => l1(&p[..atom_index]) + l1(&p[atom_index + 1..]),
-    };
-    let split_error = (FFT_ERROR_CONSTANT * stages * rest_norm + norm) * UNIT_ROUNDOFF;
-    let plain_error = FFT_ERROR_CONSTANT * stages * UNIT_ROUNDOFF * norm;
-    let split = split_error < 0.5 * plain_error;
-    let rotation = if split { atom_index } else { 0 };
-    // The signal rotated left by `rotation`, packed in pairs x_{2j} + i·x_{2j+1} (as
-    // doubles, x itself): p[rotation..] from 0 on, p[..rotation] at the end.
-    {
-        let x: &mut [f64] = bytemuck::cast_slice_mut(&mut spectrum[..n / 2]);
-        x.fill(0.0);
-        let (low, high) = p.split_at(rotation.min(p.len()));
-        x[..high.len()].copy_from_slice(high);
-        x[n - low.len()..].copy_from_slice(low);
-        if split {
-            x[0] = 0.0;
-        }
+    let LoadedFactor {
+        data,
+        rotation,
+        split,
+        atom,
+        norm,
+        e_fwd,
+        mass,
+    } = load_factor(p, spectrum, n);
+    // The natural-order transform reads the whole buffer: clear what is not data.
+    let mut cursor = 0;
+    for range in data.iter().chain(std::iter::once(&(n / 2..n / 2))) {
+        spectrum[cursor..range.start].fill(Complex64::new(0.0, 0.0));
+        cursor = range.end;
     }
     plan.forward_packed(spectrum, scratch);
-    let e_fwd = if split {
+    if split {
         for x in spectrum.iter_mut() {
             x.re += atom;
         }
-        split_error
-    } else {
-        plain_error
-    };
+    }
     // The bins near frequency 0 keep |x| ≈ 1, so the k-th power multiplies their error by
     // about k: those (while k·|x|^{k−1} > 1, at most NEAR_ZERO_BINS) are recomputed directly,
     // with error DIRECT_DFT_ERROR·u·‖p‖₁ instead of the transform's e_fwd, when smaller.
     let direct_bins = if DIRECT_DFT_ERROR * UNIT_ROUNDOFF * norm < e_fwd {
-        near_zero_bins(spectrum, k, n, p, rotation, direct_limit)
+        let recomputed = near_zero_bins(
+            |j| spectrum[j],
+            spectrum.len(),
+            k,
+            n,
+            p,
+            rotation,
+            direct_limit,
+        );
+        spectrum[1..=recomputed.len()].copy_from_slice(&recomputed);
+        recomputed.len()
     } else {
         0
     };
@@ -775,14 +907,11 @@ fn transform_factor(
         e_fwd,
         direct_bins,
         e_direct: DIRECT_DFT_ERROR * UNIT_ROUNDOFF * norm,
-        // The zero-frequency bin is the total mass: taken from a compensated sum, so that
-        // the result's mass is exact up to the inverse transform's rounding instead of
-        // carrying k·(rounding of the sum) spread evenly over every entry.
-        mass: crate::numeric::summation::compensated_sum(p),
+        mass,
     }
 }
 
-/// One bin of a powered spectrum, as [`power_bins`] reports it.
+/// One bin of a powered spectrum, as [`PowerRule::power`] gives it.
 enum PoweredBin {
     /// The bin's k-th power, its modulus and a bound on its error.
     Kept {
@@ -793,25 +922,6 @@ enum PoweredBin {
     /// The bin's power is below e^-690: set to 0, its error within
     /// `DROPPED_POWER_BOUND + f64::MIN_POSITIVE`.
     Dropped,
-}
-
-/// Raise every bin of a transformed factor to the k-th power in place, reporting each bin
-/// (index, value and error bound) to `report`.
-fn power_bins(
-    spectrum: &mut [Complex64],
-    k: u64,
-    factor: &TransformedFactor,
-    mut report: impl FnMut(usize, PoweredBin),
-) {
-    let rule = PowerRule::new(k);
-    for (j, x) in spectrum.iter_mut().enumerate() {
-        let bin = rule.power(j, *x, factor);
-        *x = match bin {
-            PoweredBin::Kept { value, .. } => value,
-            PoweredBin::Dropped => Complex64::new(0.0, 0.0),
-        };
-        report(j, bin);
-    }
 }
 
 /// The k-th power of a transformed factor's bins, with error bounds (see [`PowerRule::power`]).
@@ -922,30 +1032,33 @@ const NEAR_ZERO_BINS: usize = 16;
 /// adds 2u of the total and O(N u²) of ‖p‖₁.
 const DIRECT_DFT_ERROR: f64 = 10.0;
 
-/// Recompute the bins j = 1, 2, … of `spectrum` (the forward real DFT of `p`, length `n`)
-/// while the k-th power amplifies their error (`k·|x_j|^{k−1} > 1`), by a compensated direct
-/// sum `Σᵢ pᵢ e^{−2πi·ij/n}`; returns the last bin recomputed (0 for none). The twiddle
+/// Recompute the bins j = 1, 2, … of the forward real DFT of `p` (length `n`; `current(j)`
+/// its bin j as transformed, `bins` how many there are) while the k-th power amplifies their
+/// error (`k·|x_j|^{k−1} > 1`), by a compensated direct sum `Σᵢ pᵢ e^{−2πi·ij/n}`; returns
+/// them, bin j at index j − 1 (none when bin 1 is not amplified). The twiddle
 /// `ω^{m}`, m = ij mod n, is the product of two table entries ([`Twiddles`]: `sin_cos` of
 /// exact multiples of 2π/n), so every twiddle is within a few ulps.
 fn near_zero_bins(
-    spectrum: &mut [Complex64],
+    current: impl Fn(usize) -> Complex64,
+    bins: usize,
     k: u64,
     n: usize,
     p: &[f64],
     rotation: usize,
     limit: usize,
-) -> usize {
+) -> Vec<Complex64> {
     let kf = k as f64;
     let amplifies = |x: Complex64| {
         let r = modulus(x);
         r > 0.0 && (kf.ln() + (kf - 1.0) * r.ln()) > 0.0
     };
-    let last = (1..spectrum.len().min(limit.min(NEAR_ZERO_BINS) + 1))
-        .take_while(|&j| amplifies(spectrum[j]))
+    let last = (1..bins.min(limit.min(NEAR_ZERO_BINS) + 1))
+        .take_while(|&j| amplifies(current(j)))
         .last()
         .unwrap_or(0);
+    let mut recomputed = vec![Complex64::new(0.0, 0.0); last];
     if last == 0 {
-        return 0;
+        return recomputed;
     }
     let twiddles = Twiddles::new(n, n);
     // Two bins per pass over `p`: four independent compensated sums (re and im of each)
@@ -986,11 +1099,11 @@ fn near_zero_bins(
         }
         for (b, sum) in sums.iter().enumerate().take(pair) {
             let [re, im] = sum.value();
-            spectrum[j + b] = Complex64::new(re, im);
+            recomputed[j + b - 1] = Complex64::new(re, im);
         }
         j += pair;
     }
-    last
+    recomputed
 }
 
 /// Bound on the modulus of a spectrum bin that [`self_convolve_window`] sets to 0:
@@ -1106,7 +1219,17 @@ mod tests {
                 let angle = 2.0 * std::f64::consts::PI * ((rotation * j) % n) as f64 / n as f64;
                 *bin *= Complex64::new(angle.cos(), angle.sin());
             }
-            let last = near_zero_bins(&mut spectrum, k, n, &p, rotation, NEAR_ZERO_BINS);
+            let recomputed = near_zero_bins(
+                |j| spectrum[j],
+                spectrum.len(),
+                k,
+                n,
+                &p,
+                rotation,
+                NEAR_ZERO_BINS,
+            );
+            let last = recomputed.len();
+            spectrum[1..=last].copy_from_slice(&recomputed);
             assert!(last >= 1, "no bin recomputed");
             lasts.push(last);
             for (j, bin) in spectrum.iter().enumerate().take(last + 1).skip(1) {

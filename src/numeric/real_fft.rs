@@ -19,6 +19,12 @@
 //! and, backwards, `Z_k = E_k + i·O_k` from `X_k ± conj X_{m−k}`. Both directions are
 //! unnormalized, as realfft's: `inverse(forward(x)) = n·x`.
 //!
+//! For FFT powers the half transform stays in the permuted layout of the four-step plan
+//! ([`RealFft::forward_permuted`]): [`RealFft::map_permuted`] unpacks each pair of bins
+//! `(k, m − k)` where they sit (row k₁ pairs with row m₁ − k₁ read backwards), maps them, and
+//! packs the inverse's input in their place, in one pass; [`RealFft::inverse_from_permuted`]
+//! transforms back to natural order.
+//!
 //! Accuracy: the packing adds one butterfly-like stage (a few roundings per entry, twiddles
 //! within about 4 ulps) to the complex transform's log₂(n/2) stages, inside the
 //! `C·log₂N·u` model of [`crate::numeric::fft_convolution`] (C = 5, against about 2 needed).
@@ -175,6 +181,151 @@ impl RealFft {
             w.im = -w.im;
         }
     }
+
+    /// Scratch length of the permuted path ([`RealFft::forward_permuted`],
+    /// [`RealFft::inverse_from_permuted`]).
+    pub(crate) fn permuted_scratch_len(&self) -> usize {
+        self.half.permuted_scratch_len()
+    }
+
+    /// The half-length complex transform `Z = FFT_{n/2}(z)` of the packed signal
+    /// `spectrum[j] = x_{2j} + i·x_{2j+1}`, left in the permuted layout of
+    /// [`ComplexFft::forward_to_permuted`] (read it with [`RealFft::bin_from_permuted`] and
+    /// [`RealFft::map_permuted`]). The signal is the entries in the sorted, disjoint ranges
+    /// `data` of `spectrum[..n/2]` and zero elsewhere: the caller need not clear the rest.
+    pub(crate) fn forward_permuted(
+        &self,
+        spectrum: &mut [Complex64],
+        scratch: &mut [Complex64],
+        data: &[std::ops::Range<usize>],
+    ) {
+        super::transform_log::record(self.n, super::transform_log::Direction::Forward);
+        let m = self.n / 2;
+        assert!(spectrum.len() == m + 1, "buffer lengths");
+        self.half
+            .forward_to_permuted(&mut spectrum[..m], scratch, data);
+    }
+
+    /// Where frequency `k < n/2` of the half transform sits in the permuted layout.
+    #[inline]
+    fn position(&self, k: usize) -> usize {
+        let (rows, columns) = self.half.shape();
+        columns * (k % rows) + k / rows
+    }
+
+    /// Bin `k` (0 ≤ k ≤ n/2) of the real signal's spectrum, from the permuted half transform
+    /// left by [`RealFft::forward_permuted`] (as [`RealFft::forward`] computes it).
+    pub(crate) fn bin_from_permuted(&self, spectrum: &[Complex64], k: usize) -> Complex64 {
+        let m = self.n / 2;
+        let z0 = spectrum[0];
+        if k == 0 {
+            return Complex64::new(z0.re + z0.im, 0.0);
+        }
+        if k == m {
+            return Complex64::new(z0.re - z0.im, 0.0);
+        }
+        let small = k.min(m - k);
+        let (low, high) = unpack_pair(
+            spectrum[self.position(small)],
+            spectrum[self.position(m - small)],
+            self.twiddles.at(small),
+        );
+        if k == small {
+            low
+        } else {
+            high
+        }
+    }
+
+    /// One pass over the permuted half transform left by [`RealFft::forward_permuted`]:
+    /// every bin X_k of the real spectrum (k = 0..=n/2) is formed, mapped to `Y_k = f(k, X_k)`
+    /// (called once per bin, in no particular order), and the packed input of the inverse
+    /// transform of Y is stored in its place, for [`RealFft::inverse_from_permuted`]. This
+    /// is [`RealFft::forward_packed`]'s unpacking, the map, and [`RealFft::inverse_packed`]'s
+    /// packing in one pass over memory (the imaginary parts of Y₀ and Y_{n/2} are ignored).
+    pub(crate) fn map_permuted(
+        &self,
+        spectrum: &mut [Complex64],
+        mut f: impl FnMut(usize, Complex64) -> Complex64,
+    ) {
+        let m = self.n / 2;
+        let (rows, columns) = self.half.shape();
+        let z0 = spectrum[0];
+        let first = f(0, Complex64::new(z0.re + z0.im, 0.0)).re;
+        let last = f(m, Complex64::new(z0.re - z0.im, 0.0)).re;
+        spectrum[0] = Complex64::new(first + last, -(first - last));
+        // A pair of positions: `a` holding frequency k, `b` holding m − k.
+        let mut pair = |a: usize, b: usize, k: usize| {
+            let (small_at, large_at, small) = if k <= m - k { (a, b, k) } else { (b, a, m - k) };
+            let w = self.twiddles.at(small);
+            let (low, high) = unpack_pair(spectrum[small_at], spectrum[large_at], w);
+            let y_low = f(small, low);
+            let y_high = if small == m - small {
+                y_low
+            } else {
+                f(m - small, high)
+            };
+            let (z_low, z_high) = pack_pair(y_low, y_high, w);
+            spectrum[small_at] = z_low;
+            spectrum[large_at] = z_high;
+        };
+        // Row 0 holds the frequencies m₁k₂: k₂ pairs with m₂ − k₂.
+        for k2 in 1..=columns / 2 {
+            pair(k2, columns - k2, rows * k2);
+        }
+        // Row k₁ > 0 pairs with row m₁ − k₁ reversed: (k₁, k₂) with (m₁ − k₁, m₂ − 1 − k₂);
+        // (k₁, k₂) holds frequency k₁ + m₁k₂.
+        for k1 in 1..=rows / 2 {
+            let partner = rows - k1;
+            let (row, other) = (columns * k1, columns * partner + columns - 1);
+            let count = if k1 < partner {
+                columns
+            } else {
+                columns.div_ceil(2)
+            };
+            for k2 in 0..count {
+                pair(row + k2, other - k2, k1 + rows * k2);
+            }
+        }
+    }
+
+    /// The inverse of the spectrum packed by [`RealFft::map_permuted`]:
+    /// `spectrum[j] = x_{2j} + i·x_{2j+1}` with `x_j = Σ_k Y_k e^{+2πi·jk/n}` over the
+    /// Hermitian spectrum of the Y passed to it (n times the inverse DFT), as
+    /// [`RealFft::inverse_packed`] leaves it.
+    pub(crate) fn inverse_from_permuted(
+        &self,
+        spectrum: &mut [Complex64],
+        scratch: &mut [Complex64],
+    ) {
+        super::transform_log::record(self.n, super::transform_log::Direction::Inverse);
+        let m = self.n / 2;
+        assert!(spectrum.len() == m + 1, "buffer lengths");
+        self.half
+            .permuted_to_natural(&mut spectrum[..m], scratch, true);
+    }
+}
+
+/// `(X_k, X_{m−k})` of a real signal's spectrum from `Z_k`, `Z_{m−k}` of its packed half
+/// transform and `w = W^k` (see the module docs).
+#[inline]
+fn unpack_pair(zk: Complex64, zmk: Complex64, w: Complex64) -> (Complex64, Complex64) {
+    let (a, b) = (zk, zmk.conj());
+    let even = 0.5 * (a + b);
+    let odd = Complex64::new(0.0, -0.5) * (a - b);
+    let turned = w * odd;
+    (even + turned, (even - turned).conj())
+}
+
+/// The inverse's packed input `(Z'_k, Z'_{m−k})`, stored conjugated, from `Y_k`, `Y_{m−k}`
+/// and `w = W^k` (see [`RealFft::inverse_packed`]).
+#[inline]
+fn pack_pair(yk: Complex64, ymk: Complex64, w: Complex64) -> (Complex64, Complex64) {
+    let (a, b) = (yk, ymk.conj());
+    let even = a + b;
+    let odd = (a - b) * w.conj();
+    let i_odd = Complex64::new(-odd.im, odd.re);
+    ((even + i_odd).conj(), even - i_odd)
 }
 
 #[cfg(test)]
@@ -264,6 +415,93 @@ mod tests {
                 assert!(
                     (back[j] / n as f64 - x[j]).abs() <= tolerance / n as f64 + 1e-15 * x[j],
                     "n = {n}, round trip at {j}"
+                );
+            }
+        }
+    }
+
+    /// The permuted path against the natural one: the bins read from the permuted half
+    /// transform (data given by ranges, garbage elsewhere), and the one-pass map and inverse
+    /// against mapping the natural spectrum and [`RealFft::inverse_packed`]; the map is
+    /// called once per bin.
+    #[test]
+    fn permuted_path_matches_the_natural_one() {
+        for n in [
+            2,
+            4,
+            6,
+            10,
+            30,
+            210,
+            1000,
+            4802,
+            2 * 8192,
+            2 * 12 * 35 * 40,
+            216_000,
+        ] {
+            let (x, plan, spectrum, mut scratch) = transformed(n);
+            let m = n / 2;
+            let (head, tail) = (m / 3, m - m / 4);
+            // The signal with zeros between its head and tail (as the powers rotate it).
+            let x: Vec<f64> = x
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    if i / 2 < head || i / 2 >= tail {
+                        *v
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            let mut natural = vec![Complex64::new(0.0, 0.0); m + 1];
+            plan.forward(&x, &mut natural, &mut scratch);
+            let _ = spectrum;
+            let mut permuted: Vec<Complex64> = (0..=m)
+                .map(|j| {
+                    if j < m && (j < head || j >= tail) {
+                        Complex64::new(x[2 * j], x[2 * j + 1])
+                    } else {
+                        Complex64::new(f64::NAN, -1e300)
+                    }
+                })
+                .collect();
+            let mut small = vec![Complex64::new(f64::NAN, 0.0); plan.permuted_scratch_len()];
+            plan.forward_permuted(&mut permuted, &mut small, &[0..head, tail..m]);
+            let norm: f64 = x.iter().map(|v| v.abs()).sum();
+            let tolerance = 20.0 * (n as f64).log2().max(1.0) * f64::EPSILON * norm;
+            for (k, want) in natural.iter().enumerate() {
+                let got = plan.bin_from_permuted(&permuted, k);
+                assert!(
+                    (got - want).norm() <= tolerance,
+                    "n = {n}, bin {k}: {got} against {want}"
+                );
+            }
+            let map = |k: usize, v: Complex64| v * (1.0 + 0.25 * k as f64 / m as f64);
+            let mut calls = vec![0u32; m + 1];
+            plan.map_permuted(&mut permuted, |k, v| {
+                calls[k] += 1;
+                map(k, v)
+            });
+            assert!(
+                calls.iter().all(|&c| c == 1),
+                "n = {n}: bins mapped {calls:?}"
+            );
+            plan.inverse_from_permuted(&mut permuted, &mut small);
+            let mut mapped: Vec<Complex64> = natural
+                .iter()
+                .enumerate()
+                .map(|(k, v)| map(k, *v))
+                .collect();
+            plan.inverse_packed(&mut mapped, &mut scratch);
+            let out_norm: f64 = mapped[..m].iter().map(|v| v.norm()).sum::<f64>() + norm * n as f64;
+            let out_tolerance = 40.0 * (n as f64).log2().max(1.0) * f64::EPSILON * out_norm;
+            for j in 0..m {
+                assert!(
+                    (permuted[j] - mapped[j]).norm() <= out_tolerance,
+                    "n = {n}, output {j}: {} against {}",
+                    permuted[j],
+                    mapped[j]
                 );
             }
         }
