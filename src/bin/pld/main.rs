@@ -31,6 +31,10 @@ use progress::Progress;
 use std::io::Write;
 use std::process::ExitCode;
 
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: allocator::LargeBlocks = allocator::LargeBlocks;
+
 fn main() -> ExitCode {
     allocator::keep_freed_memory();
     let cli = match Cli::try_parse() {
