@@ -10,6 +10,7 @@
 //! - [`log_space`]: sums and differences of numbers held as logarithms.
 //! - [`summation`]: compensated (Neumaier) summation.
 //! - [`fft_convolution`]: real-FFT convolution and FFT powers with rigorous round-off bounds,
+//!   the bins near frequency 0 of a power taken accurately by `near_zero_powers`,
 //!   on the real transforms of `real_fft` (both directions from one complex plan, long
 //!   lengths planned in four steps by `complex_fft`).
 //! - [`transform_log`]: an optional record of the transforms computed, for benchmarks.
@@ -20,6 +21,7 @@ pub mod binomial;
 pub(crate) mod complex_fft;
 pub mod fft_convolution;
 pub mod log_space;
+pub(crate) mod near_zero_powers;
 pub mod normal;
 pub(crate) mod real_fft;
 pub mod summation;

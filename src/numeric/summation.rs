@@ -79,6 +79,15 @@ pub fn neumaier_sum(values: impl IntoIterator<Item = f64>) -> f64 {
 /// which is at most `γₙ·Σ|xᵢ|`, Ogita, Rump & Oishi, Lemma 4.2 and Proposition 4.5), and
 /// the block totals, the four sums and the last errors are added by [`NeumaierSum`].
 pub fn compensated_sum(values: &[f64]) -> f64 {
+    let [sum, compensation] = compensated_sum_pair(values);
+    sum + compensation
+}
+
+/// [`compensated_sum`] before its last rounding: `[s, c]` with `s + c` (as real numbers)
+/// within `(γ_BLOCK·γₙ + 16u²)·Σ|xᵢ|` of the exact sum ([`compensated_sum_pair_error`];
+/// about 4e-20·Σ|xᵢ| for n = 2²⁶), for callers that need more than a double's precision of
+/// it (the k-th power of a probability vector's mass for huge k).
+pub(crate) fn compensated_sum_pair(values: &[f64]) -> [f64; 2] {
     let mut error_total = NeumaierSum::default();
     let mut sums = [0.0_f64; 4];
     for block in values.chunks(BLOCK) {
@@ -109,7 +118,15 @@ pub fn compensated_sum(values: &[f64]) -> f64 {
         total.add(s);
     }
     total.add(error_total.value());
-    total.value()
+    [total.sum, total.compensation]
+}
+
+/// The relative error bound of [`compensated_sum_pair`] for n terms: `γ_BLOCK·γₙ + 16u²`
+/// (`γₘ = m·u/(1 − m·u)`, u = 2⁻⁵³), for n·u < 1/2.
+pub(crate) fn compensated_sum_pair_error(n: usize) -> f64 {
+    let u = f64::EPSILON / 2.0;
+    let gamma = |m: f64| m * u / (1.0 - m * u);
+    gamma(BLOCK as f64) * gamma(n as f64) + 16.0 * u * u
 }
 
 /// Terms per block whose recovered rounding errors [`compensated_sum`] adds up plainly
