@@ -580,14 +580,24 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
     // Σ weight of the bins dropped by the fast path, each charged the same bound (an
     // integer count: a float sum here was a store-to-load chain through every bin).
     let mut dropped_weight: u64 = 0;
+    // Most bins' powers fall below e^-690 at large k: tested first, on the squared modulus
+    // (as `PowerRule::power` does).
+    let dropped_below = rule.dropped_below(transformed.e_fwd);
     plan.map_permuted(spectrum, |j, x| {
         let weight = hermitian_weight(j, n);
-        if let Some(&Some((value, error))) = near_zero.bins.get(j) {
-            spectral.add(weight, error);
-            spectral.add_magnitude(weight, modulus(value));
-            return value;
+        if j <= last {
+            if let Some(&Some((value, error))) = near_zero.bins.get(j) {
+                spectral.add(weight, error);
+                spectral.add_magnitude(weight, modulus(value));
+                return value;
+            }
         }
-        match rule.power(j, x + atom, &transformed) {
+        let x = x + atom;
+        if x.re * x.re + x.im * x.im < dropped_below {
+            dropped_weight += weight as u64;
+            return Complex64::new(0.0, 0.0);
+        }
+        match rule.power(j, x, &transformed) {
             PoweredBin::Kept {
                 value,
                 modulus,
@@ -999,6 +1009,20 @@ impl PowerRule {
         }
     }
 
+    /// Squared moduli below this (for a bin whose transform errs by at most `e_fwd`) give a
+    /// power below e^-690 even at the error's edge, `(|x| + e_fwd)^k < negligible^k`: the
+    /// bin is dropped, its bound [`DROPPED_POWER_BOUND`]. With a margin for the squares'
+    /// rounding, and only where the threshold's square is far above the subnormals (−1,
+    /// nothing dropped, otherwise).
+    fn dropped_below(&self, e_fwd: f64) -> f64 {
+        let threshold = self.negligible - e_fwd;
+        if threshold > 1e-140 {
+            threshold * threshold * (1.0 - 1e-12)
+        } else {
+            -1.0
+        }
+    }
+
     /// Bin j (value `x` as transformed) raised to the k-th power, with a bound on the
     /// power's error against the exact transform's bin to the k-th power.
     #[inline]
@@ -1030,8 +1054,7 @@ impl PowerRule {
         // negligible, tested on the squared modulus with a margin for its rounding (no square
         // root, and no `hypot` for the tiny bins whose squares underflow). Only for thresholds
         // whose square is far above the subnormals (the squares' absolute rounding).
-        let threshold = negligible - e_fwd;
-        if threshold > 1e-140 && x.re * x.re + x.im * x.im < threshold * threshold * (1.0 - 1e-12) {
+        if j > 0 && x.re * x.re + x.im * x.im < self.dropped_below(e_fwd) {
             return PoweredBin::Dropped;
         }
         let r = modulus(x);

@@ -254,37 +254,42 @@ impl RealFft {
         let first = f(0, Complex64::new(z0.re + z0.im, 0.0)).re;
         let last = f(m, Complex64::new(z0.re - z0.im, 0.0)).re;
         spectrum[0] = Complex64::new(first + last, -(first - last));
-        // A pair of positions: `a` holding frequency k, `b` holding m − k.
-        let mut pair = |a: usize, b: usize, k: usize| {
-            let (small_at, large_at, small) = if k <= m - k { (a, b, k) } else { (b, a, m - k) };
-            let w = self.twiddles.at(small);
-            let (low, high) = unpack_pair(spectrum[small_at], spectrum[large_at], w);
-            let y_low = f(small, low);
-            let y_high = if small == m - small {
-                y_low
-            } else {
-                f(m - small, high)
-            };
-            let (z_low, z_high) = pack_pair(y_low, y_high, w);
-            spectrum[small_at] = z_low;
-            spectrum[large_at] = z_high;
-        };
-        // Row 0 holds the frequencies m₁k₂: k₂ pairs with m₂ − k₂.
-        for k2 in 1..=columns / 2 {
-            pair(k2, columns - k2, rows * k2);
+        let twiddles = &self.twiddles;
+        // Row 0 holds the frequencies m₁k₂: k₂ pairs with m₂ − k₂ (entries 1.. reversed).
+        {
+            let rest = &mut spectrum[1..columns];
+            let half = rest.len() / 2;
+            let (left, right) = rest.split_at_mut(half);
+            let (middle, right) = right.split_at_mut(right.len() - half);
+            for (i, (zk, zmk)) in left.iter_mut().zip(right.iter_mut().rev()).enumerate() {
+                map_pair(zk, zmk, rows * (i + 1), m, twiddles, &mut f);
+            }
+            if let Some(z) = middle.first_mut() {
+                pair_self(z, m, twiddles, &mut f);
+            }
         }
         // Row k₁ > 0 pairs with row m₁ − k₁ reversed: (k₁, k₂) with (m₁ − k₁, m₂ − 1 − k₂);
         // (k₁, k₂) holds frequency k₁ + m₁k₂.
         for k1 in 1..=rows / 2 {
             let partner = rows - k1;
-            let (row, other) = (columns * k1, columns * partner + columns - 1);
-            let count = if k1 < partner {
-                columns
+            if k1 < partner {
+                let (head, tail) = spectrum.split_at_mut(columns * partner);
+                let row = &mut head[columns * k1..columns * (k1 + 1)];
+                let other = &mut tail[..columns];
+                for (k2, (zk, zmk)) in row.iter_mut().zip(other.iter_mut().rev()).enumerate() {
+                    map_pair(zk, zmk, k1 + rows * k2, m, twiddles, &mut f);
+                }
             } else {
-                columns.div_ceil(2)
-            };
-            for k2 in 0..count {
-                pair(row + k2, other - k2, k1 + rows * k2);
+                let row = &mut spectrum[columns * k1..columns * (k1 + 1)];
+                let half = columns / 2;
+                let (left, right) = row.split_at_mut(half);
+                let (middle, right) = right.split_at_mut(right.len() - half);
+                for (k2, (zk, zmk)) in left.iter_mut().zip(right.iter_mut().rev()).enumerate() {
+                    map_pair(zk, zmk, k1 + rows * k2, m, twiddles, &mut f);
+                }
+                if let Some(z) = middle.first_mut() {
+                    pair_self(z, m, twiddles, &mut f);
+                }
             }
         }
     }
@@ -304,6 +309,45 @@ impl RealFft {
         self.half
             .permuted_to_natural(&mut spectrum[..m], scratch, true);
     }
+}
+
+/// One step of [`RealFft::map_permuted`]: `zk` holds frequency k and `zmk` frequency
+/// m − k (k ≠ m − k) of the half transform; both are unpacked, mapped and packed for the
+/// inverse in place.
+#[inline]
+fn map_pair<F: FnMut(usize, Complex64) -> Complex64>(
+    zk: &mut Complex64,
+    zmk: &mut Complex64,
+    k: usize,
+    m: usize,
+    twiddles: &Twiddles,
+    f: &mut F,
+) {
+    let swap = k > m - k;
+    let small = if swap { m - k } else { k };
+    let (zs, zl) = if swap { (*zmk, *zk) } else { (*zk, *zmk) };
+    let w = twiddles.at(small);
+    let (low, high) = unpack_pair(zs, zl, w);
+    let (y_low, y_high) = (f(small, low), f(m - small, high));
+    let (z_low, z_high) = pack_pair(y_low, y_high, w);
+    if swap {
+        (*zmk, *zk) = (z_low, z_high);
+    } else {
+        (*zk, *zmk) = (z_low, z_high);
+    }
+}
+
+/// [`map_pair`] for the entry holding frequency m/2 (m even), its own partner.
+fn pair_self<F: FnMut(usize, Complex64) -> Complex64>(
+    z: &mut Complex64,
+    m: usize,
+    twiddles: &Twiddles,
+    f: &mut F,
+) {
+    let w = twiddles.at(m / 2);
+    let (low, _) = unpack_pair(*z, *z, w);
+    let y = f(m / 2, low);
+    *z = pack_pair(y, y, w).0;
 }
 
 /// `(X_k, X_{m−k})` of a real signal's spectrum from `Z_k`, `Z_{m−k}` of its packed half
