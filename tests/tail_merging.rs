@@ -152,9 +152,9 @@ fn merged_lower_atoms_stay_below_the_truth_and_close_to_the_one_step_atoms() {
     ] {
         let fine = LumpedAtoms::from_mechanism(&mechanism, STEP, TAIL_MASS).unwrap();
         let (fine_remove, fine_add) = (compose(&fine.remove_pmf()), compose(&fine.add_pmf()));
-        // The accountant's budget for an ε(δ) query: 1e-6·δ over the number of events.
+        // The accountant's budget for an ε(δ) query: 1e-5·δ over the number of events.
         for delta in [1e-3, 1e-6, 1e-9] {
-            let budget = 1e-6 * delta / k as f64;
+            let budget = 1e-5 * delta / k as f64;
             let merged =
                 LumpedAtoms::with_merged_tails(&mechanism, STEP, TAIL_MASS, budget).unwrap();
             let merged_remove = merged.remove_pmf();
