@@ -142,7 +142,7 @@ impl ComplexFft {
     /// Where [`ComplexFft::forward_to_permuted`] leaves frequency `k < m`: `m₂·(k mod m₁) +
     /// ⌊k/m₁⌋` for four steps (the rows are the frequencies k₁ + m₁k₂ of one k₁), `k` itself
     /// for a direct plan.
-    #[cfg(test)]
+    #[inline]
     pub(crate) fn position(&self, k: usize) -> usize {
         let (rows, columns) = self.shape();
         columns * (k % rows) + k / rows

@@ -131,12 +131,9 @@ impl RealFft {
         spectrum[0] = Complex64::new(z0.re + z0.im, 0.0);
         spectrum[m] = Complex64::new(z0.re - z0.im, 0.0);
         for k in 1..=m / 2 {
-            let (a, b) = (spectrum[k], spectrum[m - k].conj());
-            let even = 0.5 * (a + b);
-            let odd = Complex64::new(0.0, -0.5) * (a - b);
-            let turned = self.twiddles.at(k) * odd;
-            spectrum[k] = even + turned;
-            spectrum[m - k] = (even - turned).conj();
+            let (low, high) = unpack_pair(spectrum[k], spectrum[m - k], self.twiddles.at(k));
+            spectrum[k] = low;
+            spectrum[m - k] = high;
         }
     }
 
@@ -168,13 +165,9 @@ impl RealFft {
         let (first, last) = (spectrum[0].re, spectrum[m].re);
         spectrum[0] = Complex64::new(first + last, -(first - last));
         for k in 1..=m / 2 {
-            let (a, b) = (spectrum[k], spectrum[m - k].conj());
-            let even = a + b;
-            let odd = (a - b) * self.twiddles.at(k).conj();
-            let i_odd = Complex64::new(-odd.im, odd.re);
-            spectrum[k] = (even + i_odd).conj();
-            // Z'_{m−k} = conj(E'_k) + i·conj(O'_k), stored conjugated: E'_k − i·O'_k.
-            spectrum[m - k] = even - i_odd;
+            let (low, high) = pack_pair(spectrum[k], spectrum[m - k], self.twiddles.at(k));
+            spectrum[k] = low;
+            spectrum[m - k] = high;
         }
         self.half.process(&mut spectrum[..m], scratch);
         for w in &mut spectrum[..m] {
@@ -209,8 +202,7 @@ impl RealFft {
     /// Where frequency `k < n/2` of the half transform sits in the permuted layout.
     #[inline]
     fn position(&self, k: usize) -> usize {
-        let (rows, columns) = self.half.shape();
-        columns * (k % rows) + k / rows
+        self.half.position(k)
     }
 
     /// Bin `k` (0 ≤ k ≤ n/2) of the real signal's spectrum, from the permuted half transform
@@ -369,6 +361,7 @@ fn pack_pair(yk: Complex64, ymk: Complex64, w: Complex64) -> (Complex64, Complex
     let even = a + b;
     let odd = (a - b) * w.conj();
     let i_odd = Complex64::new(-odd.im, odd.re);
+    // Z'_{m−k} = conj(E'_k) + i·conj(O'_k), stored conjugated: E'_k − i·O'_k.
     ((even + i_odd).conj(), even - i_odd)
 }
 
