@@ -7,6 +7,7 @@
 //!   PLD_accounting bounds the split of the epoch into k single allocations (which dominates
 //!   k-of-t allocation), so its "lower" bound is not one of the allocation: only our lower
 //!   ≤ their upper is checked there.
+//! - **Width for k > 1**: at most [`SEVERAL_WIDTH`] of ε (k = 1: the default tolerance).
 //! - **Upper bound at least as tight** (ours ≤ theirs), except in the cases listed in
 //!   [`KNOWN_LOOSER`], each with the reason. A listed case that has become at least as tight
 //!   fails the test too, so that the list stays true.
@@ -33,6 +34,11 @@ const KNOWN_LOOSER: &[&str] = &[];
 /// since the same change (σ 1, t 10, δ 1e-8 was [3.49707, 3.50517], "not narrowing"; now
 /// [3.50128, 3.50163]).
 const KNOWN_WIDE: &[&str] = &[];
+
+/// Widest bracket allowed for k > 1, relative to ε. Measured 2026-11-28: 0.10% (σ 2) to 3.9%
+/// (σ 1, t 100, k 5); at σ 1, t 100, k 2 a Monte Carlo estimate of the truth (1.205 ± 0.01)
+/// sits at our lower end, so most of the width is the split upper bound's.
+const SEVERAL_WIDTH: f64 = 0.05;
 
 /// Relative slack on "ours ≤ theirs": both are printed to full precision, so only our own
 /// rounding of the final ε.
@@ -127,6 +133,13 @@ fn check_cases(select: impl Fn(&Case) -> bool) -> Vec<String> {
                 } else {
                     "and not in"
                 },
+            ));
+        }
+        // Several participations: the split upper bound and the Poisson-loss statistics'
+        // lower bound, within SEVERAL_WIDTH of each other.
+        if case.k > 1 && upper - lower > SEVERAL_WIDTH * upper {
+            failures.push(format!(
+                "{name}: ours [{lower}, {upper}] is more than {SEVERAL_WIDTH}·ε wide"
             ));
         }
         let as_tight = upper <= case.upper * (1.0 + UPPER_RELATIVE);

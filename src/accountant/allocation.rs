@@ -11,10 +11,12 @@
 //!   participation in each: k − r allocations of one out of ⌊t/k⌋ composed with r of one
 //!   out of ⌊t/k⌋ + 1 (r = t mod k). Feldman & Shenfeld (2025) reduce k > 1 to k = 1 this
 //!   way, and their package PLD_accounting 2.0 accounts k > 1 with exactly this split.
-//!   Lower bound: the post-processing that reports only the sum of the epoch's t outputs, a
-//!   Gaussian with μ = kΔ/(σ√t): valid but far from tight, so the bracket is wide for these
-//!   k (no tight lower bound for 1 < k < t is known to us; PLD_accounting's lower bound for
-//!   k > 1 is one of the split, not of the allocation).
+//!   Lower bound: the post-processing that reports the lattice sum of the t steps' likelihood
+//!   ratios (as for k = 1, with k of the steps drawn from P), or, where that is no larger,
+//!   the sum of the epoch's t outputs (a Gaussian with μ = kΔ/(σ√t)). Neither statistic is
+//!   sufficient for k > 1, so the bracket stays a few percent wide for these k (no tight
+//!   bound for 1 < k < t is known to us; PLD_accounting's lower bound for k > 1 is one of
+//!   the split, not of the allocation).
 //!
 //! Two fallbacks keep every answer finite and honest:
 //! - Upper: the epoch without amplification (the record's k steps composed, Gaussian
@@ -22,14 +24,14 @@
 //!   is at least as small at every checked ε (heavy-tailed steps, σ well below 1, where the
 //!   allocation's lattice is too coarse to help), or when the allocation's construction
 //!   fails (a window beyond the size limits, losses beyond its range).
-//! - Lower: the sum statistic above when it is at least as large at every checked ε, or
-//!   when the allocation's lower bound cannot be built.
+//! - Lower: the sum of the outputs above when it is at least as large at every checked ε,
+//!   or when the allocation's lower bound cannot be built.
 //!
 //! Choosing between two valid bounds by a rule that does not look at the answer being
 //! bounded keeps the chosen one valid.
 
 use super::*;
-use crate::discretize::random_allocation::epoch_pld;
+use crate::discretize::random_allocation::{epoch_lower_several, epoch_pld, StepStatistic};
 
 /// One epoch of random allocation of Gaussian steps (`t` steps, `k` participations, k < t).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,6 +43,10 @@ pub(super) struct Allocation {
 
 /// The ε at which candidate bounds of one epoch are compared (nats); shuffling uses them too.
 pub(super) const COMPARED_EPSILONS: [f64; 6] = [0.0, 0.25, 0.5, 1.0, 2.0, 4.0];
+
+/// The Poisson rates, as shares of k/t, whose privacy loss [`Allocation::several_lower`]
+/// tries as the statistic of an epoch with k > 1.
+const SEVERAL_RATE_SHARES: [f64; 3] = [0.4, 0.7, 1.0];
 
 impl Allocation {
     /// The epoch's PLD in one bound (both directions), on the grid of step `step`.
@@ -118,6 +124,35 @@ impl Allocation {
         shorter.compose(&part(m + 1, r)?, tail_mass / 4.0)
     }
 
+    /// The lower bound for 1 < k < t: the epoch's privacy loss under Poisson sampling at
+    /// rates r = (0.4, 0.7, 1)·k/t as post-processed statistics, the one with the largest
+    /// δ at the compared ε (by their sum of ln δ) kept. Any of them is a valid lower bound;
+    /// the best rate measured grows from about 0.45·k/t at k = 2 (t = 100) to 0.85·k/t at
+    /// k = 10 (t = 1000).
+    fn several_lower(&self, step: f64, tail_mass: f64) -> Result<PrivacyLossDistribution> {
+        let (t, k) = (self.steps_per_epoch, self.participations);
+        let base = k as f64 / t as f64;
+        let score = |pld: &PrivacyLossDistribution| -> f64 {
+            COMPARED_EPSILONS
+                .iter()
+                .map(|&e| pld.delta_for_epsilon(e).max(1e-300).ln())
+                .sum()
+        };
+        let mut candidates = SEVERAL_RATE_SHARES.iter().map(|share| {
+            let statistic = StepStatistic::LogMixture(share * base);
+            epoch_lower_several(&self.gaussian, t, k, statistic, step, tail_mass)
+        });
+        let mut best = candidates.next().expect("SEVERAL_RATE_SHARES is not empty");
+        for candidate in candidates {
+            best = match (best, candidate) {
+                (Ok(a), Ok(b)) => Ok(if score(&b) > score(&a) { b } else { a }),
+                (Err(_), b) => b,
+                (a, Err(_)) => a,
+            };
+        }
+        best
+    }
+
     fn lower(&self, step: f64, tail_mass: f64) -> Result<PrivacyLossDistribution> {
         let sum = || {
             PrivacyLossDistribution::from_mechanism(
@@ -128,16 +163,18 @@ impl Allocation {
                 Bound::Lower,
             )
         };
-        if self.participations > 1 {
-            return sum();
-        }
-        let allocated = match epoch_pld(
-            &self.gaussian,
-            self.steps_per_epoch,
-            step,
-            tail_mass,
-            Bound::Lower,
-        ) {
+        let allocated = if self.participations > 1 {
+            self.several_lower(step, tail_mass)
+        } else {
+            epoch_pld(
+                &self.gaussian,
+                self.steps_per_epoch,
+                step,
+                tail_mass,
+                Bound::Lower,
+            )
+        };
+        let allocated = match allocated {
             Ok(pld) => pld,
             Err(_) => return sum(),
         };

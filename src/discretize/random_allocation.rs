@@ -77,6 +77,26 @@
 //!
 //! Small t with heavy-tailed B (σ below 1) needs many lattice points and is slow.
 //!
+//! # Several participations: a lower bound
+//! With k of the t steps carrying the record (1 < k < t), the likelihood ratio of the epoch
+//! is `e_k(B₁, …, B_t)/C(t, k)` (the elementary symmetric polynomial): no longer a function
+//! of S, and no exact construction is known to us. [`epoch_lower_several`] reports the same
+//! lattice sum of the landed cells as the lower bound above, a post-processing whatever k
+//! is. Its law under Q is the t-fold power of the cells' Q-law `qⱼ`; under P, k of the
+//! steps are drawn from the cells' P-law `b̄ⱼ·qⱼ` (the cell's conditional mean is its
+//! P-mass over its Q-mass), and the sum does not depend on which k:
+//! ```text
+//! P_S = q^{∗(t−k)} ∗ (b̄q)^{∗k},        Q_S = q^{∗t}
+//! ```
+//! one FFT product each. The pair (P_S, Q_S) is taken with P from below and Q from above
+//! (REMOVE; the reverse for ADD), entry by entry: `b̄ⱼ ≥ jΔ(1 − ρ)`, the inputs' rounding,
+//! the FFT's round-off, the mass the circular buffer may fold onto the window. The
+//! statistic is not sufficient for k > 1: one epoch of σ 1, t 100, k 2 at δ 1e-5 gives
+//! ε ≥ 1.1719 where a Monte Carlo estimate of the truth lies near 1.20 and the split upper
+//! bound is 1.2297 (the sum of the outputs alone gives 0.73). It is for moderate δ: the
+//! plain power's round-off (about 1e-15 per entry) is subtracted from every entry, so
+//! below δ ≈ 1e-9 it loses ground (staying valid).
+//!
 //! # Lattice
 //! Spreading adds at most `Δ²/4` to the variance of each Bᵢ, so about `Δ/(2√t)` nats to the
 //! spread of the epoch's loss: `Δ = h·√t/2` matches a grid of step h. The lattice stops at
@@ -87,7 +107,7 @@ use crate::discretize::loss_atoms::{LossAtom, LossAtoms};
 use crate::discretize::lumped_atoms::{landing_tolerance, Lander};
 use crate::error::{Error, Result};
 use crate::mechanism::MonotonePrivacyLoss;
-use crate::numeric::fft_convolution::self_convolve_window;
+use crate::numeric::fft_convolution::{product_window, self_convolve_window};
 use crate::pld::{PrivacyLossDistribution, Symmetry};
 use crate::pmf::tail_moments::{TailMoments, TILTS};
 
@@ -1091,6 +1111,265 @@ fn lower<M: MonotonePrivacyLoss>(
     PrivacyLossDistribution::from_pmfs(remove_pmf, Some(add_pmf))
 }
 
+/// k-out-of-t random allocation (every record in exactly k of the `steps` steps of an
+/// epoch, 1 ≤ k < t), **lower bound** only, both directions, on the loss grid of step
+/// `grid_step`, dropping at most about `tail_mass` (see "Several participations" in the
+/// module docs).
+///
+/// # Guarantee
+/// Every δ of both directions at most the epoch's: the PLD of a post-processing of the
+/// epoch's outputs, with every mass rounded toward a smaller hockey-stick divergence.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] unless `steps ≥ 2` and `1 ≤ participations < steps`, or as
+/// [`epoch_pld`]; [`Error::GridTooLarge`] when the power's window would be too long.
+pub fn epoch_lower_several<M: MonotonePrivacyLoss>(
+    mechanism: &M,
+    steps: u64,
+    participations: u64,
+    statistic: StepStatistic,
+    grid_step: f64,
+    tail_mass: f64,
+) -> Result<PrivacyLossDistribution> {
+    if steps < 2 {
+        return Err(Error::invalid("steps_per_epoch", steps, "at least 2"));
+    }
+    if participations == 0 || participations >= steps {
+        return Err(Error::invalid(
+            "participations",
+            participations,
+            "between 1 and steps_per_epoch − 1",
+        ));
+    }
+    if !(tail_mass > 0.0 && tail_mass < 1.0) {
+        return Err(Error::invalid("tail_mass", tail_mass, "a number in (0, 1)"));
+    }
+    let lattice = Lattice::new(mechanism, steps, grid_step, tail_mass)?;
+    let cells = landed(mechanism, &lattice, grid_step, tail_mass);
+    let used = cells
+        .q
+        .iter()
+        .rposition(|&v| v > 0.0)
+        .map_or(2, |i| i + 1)
+        .max(2)
+        .min(cells.q.len());
+    let reported = statistic.report(&cells.q[..used], lattice.delta)?;
+    let (q, p) = (&reported.q, &reported.p);
+    let window = SeveralWindow::new(q, p, reported.step, steps, participations, tail_mass)?;
+    let q_law = product_window(&[(q, steps)], window.bottom, window.len);
+    let p_law = product_window(
+        &[(q, steps - participations), (p, participations)],
+        window.bottom,
+        window.len,
+    );
+    let (t, k) = (steps as f64, participations as f64);
+    let u = f64::EPSILON;
+    // Relative error of every input: the cells' Q-masses (r) and their gathering, and for
+    // P the two products jΔ·qⱼ on top; a t-fold product of inputs within (1 ± r) is within
+    // (1 ± r)^{±t}.
+    let r_q = cells.relative_error + reported.gathering;
+    let r_p = r_q + 3.0 * u;
+    let shrink = |r: f64| (-t * r.ln_1p()).exp() * (1.0 - 4.0 * u);
+    let grow = |r: f64| (-t * (-r).ln_1p()).exp() * (1.0 + 4.0 * u);
+    let p_shrink = shrink(r_p) * (k * (-cells.rho).ln_1p()).exp() * (1.0 - 4.0 * u);
+    let p_grow = grow(r_p) * (k * cells.eta.ln_1p()).exp() * (1.0 + 4.0 * u);
+    let mut remove = Vec::with_capacity(window.len);
+    let mut add = Vec::with_capacity(window.len);
+    for (&vq, &vp) in q_law.values.iter().zip(&p_law.values) {
+        // The computed entry is the exact one plus what wrapped onto it, within the
+        // round-off bound.
+        let q_low = (vq - q_law.entry_bound - window.q_wrapped).max(0.0) * shrink(r_q);
+        let q_high = (vq + q_law.entry_bound) * grow(r_q);
+        let p_low = (vp - p_law.entry_bound - window.p_wrapped).max(0.0) * p_shrink;
+        let p_high = (vp + p_law.entry_bound) * p_grow;
+        if p_low > 0.0 && q_high > 0.0 {
+            remove.push(LossAtom {
+                loss: p_low.ln() - q_high.ln(),
+                p: p_low,
+                q: q_high,
+            });
+        }
+        if q_low > 0.0 && p_high > 0.0 {
+            add.push(LossAtom {
+                loss: q_low.ln() - p_high.ln(),
+                p: q_low,
+                q: p_high,
+            });
+        }
+    }
+    let remove_pmf = LossAtoms::from_atoms(remove, 0.0, 0.0).lower_pmf(grid_step)?;
+    let add_pmf = LossAtoms::from_atoms(add, 0.0, 0.0).lower_pmf(grid_step)?;
+    PrivacyLossDistribution::from_pmfs(remove_pmf, Some(add_pmf))
+}
+
+/// The per-step statistic [`epoch_lower_several`] sums over the epoch: a function of the
+/// cell a step's output landed in (lattice point j of B, conditional mean within
+/// `[1 − ρ, 1 + η]` of jΔ), so that the sum is a post-processing of the epoch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StepStatistic {
+    /// The cell's lattice point j: the lattice sum of the likelihood ratios (sufficient for
+    /// k = 1).
+    Ratio,
+    /// `⌊(ln(1 − r + r·jΔ) − ln(1 − r))/(rΔ)⌋`: the log-likelihood ratio of one step of
+    /// Poisson sampling at rate r, on a lattice of step rΔ. Its sum is the Poisson-sampled
+    /// epoch's privacy loss, which for r near k/t follows k-of-t allocation's far better
+    /// than the sum of ratios (σ 1, t 100, k 2, δ 1e-5: ε ≥ 1.2046 at r = 0.01 against
+    /// 1.1718, where a Monte Carlo estimate of the truth is 1.205 ± 0.01).
+    LogMixture(f64),
+}
+
+/// The cells' Q- and P-law on the statistic's lattice.
+struct Reported {
+    q: Vec<f64>,
+    /// `jΔ·qⱼ` gathered like q (within [1 − ρ, 1 + η] of the cells' P-masses).
+    p: Vec<f64>,
+    /// The statistic's lattice step (for the Chernoff tilts).
+    step: f64,
+    /// Bound on the relative rounding of gathering several cells into one point.
+    gathering: f64,
+}
+
+impl StepStatistic {
+    fn report(self, q: &[f64], delta: f64) -> Result<Reported> {
+        let ratio = |j: usize| j as f64 * delta;
+        match self {
+            StepStatistic::Ratio => Ok(Reported {
+                q: q.to_vec(),
+                p: q.iter().enumerate().map(|(j, &v)| ratio(j) * v).collect(),
+                step: delta,
+                gathering: 0.0,
+            }),
+            StepStatistic::LogMixture(rate) => {
+                if !(rate > 0.0 && rate < 1.0) {
+                    return Err(Error::invalid("rate", rate, "a number in (0, 1)"));
+                }
+                let step = rate * delta;
+                let base = (-rate).ln_1p();
+                let index = |j: usize| {
+                    let g = (rate * (ratio(j) - 1.0)).ln_1p();
+                    ((g - base) / step).floor().max(0.0) as usize
+                };
+                // Monotone in j: the last cell gives the length.
+                let len = index(q.len() - 1) + 1;
+                let (mut gq, mut gp) = (vec![0.0; len], vec![0.0; len]);
+                let mut counts = vec![0u32; len];
+                for (j, &v) in q.iter().enumerate().filter(|(_, &v)| v > 0.0) {
+                    let m = index(j);
+                    gq[m] += v;
+                    gp[m] += ratio(j) * v;
+                    counts[m] += 1;
+                }
+                // A sum of c non-negative terms is within (c − 1)·u/(1 − (c − 1)·u) of its value.
+                let most = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
+                let gathering = (most - 1.0) * f64::EPSILON * 1.01;
+                Ok(Reported {
+                    q: gq,
+                    p: gp,
+                    step,
+                    gathering,
+                })
+            }
+        }
+    }
+}
+
+/// The window of lattice sums [`epoch_lower_several`] computes, and bounds on the mass of
+/// each law that the circular buffer may fold onto any one entry.
+struct SeveralWindow {
+    bottom: u64,
+    len: usize,
+    q_wrapped: f64,
+    p_wrapped: f64,
+}
+
+impl SeveralWindow {
+    /// From Chernoff bounds: the window holds all but `tail_mass/8` of each law on each side
+    /// (what lies outside is dropped, which a lower bound may do), and whatever lies beyond
+    /// `bottom + N` or below `bottom` (N the buffer's length) is charged to every entry.
+    fn new(
+        q: &[f64],
+        p: &[f64],
+        step: f64,
+        steps: u64,
+        participations: u64,
+        tail_mass: f64,
+    ) -> Result<SeveralWindow> {
+        let (t, k) = (steps as f64, participations as f64);
+        let n = q.len();
+        let too_large = |points: u64| Error::GridTooLarge {
+            points,
+            limit: MAX_WINDOW,
+            hint: "use a larger grid step or fewer steps per epoch".into(),
+        };
+        let full_top = ((n - 1) as u64)
+            .checked_mul(steps)
+            .ok_or_else(|| too_large(u64::MAX))?;
+        let mq = TailMoments::of(q, step);
+        let mp = TailMoments::with_span(p, step, n - 1);
+        // Log-moments of the two laws at tilt i, upward and downward.
+        let q_up = |i: usize| t * mq.up[i];
+        let p_up = |i: usize| (t - k) * mq.up[i] + k * mp.up[i];
+        let q_down = |i: usize| t * mq.down[i];
+        let p_down = |i: usize| (t - k) * mq.down[i] + k * mp.down[i];
+        let level = (tail_mass / 8.0).ln();
+        let best = |f: &dyn Fn(usize) -> f64| -> f64 {
+            (0..TILTS)
+                .map(|i| (f(i), mq.lambdas[i]))
+                .filter(|(v, _)| v.is_finite())
+                .map(|(v, lambda)| (v - level) / lambda)
+                .fold(f64::INFINITY, f64::min)
+        };
+        let top = best(&q_up).max(best(&p_up));
+        let top = if top < full_top as f64 {
+            top.ceil() as u64
+        } else {
+            full_top
+        };
+        // Lowest index below which each law holds at most the level: (level − down)/λ.
+        let floor = |f: &dyn Fn(usize) -> f64| -> f64 {
+            (0..TILTS)
+                .map(|i| (f(i), mq.lambdas[i]))
+                .filter(|(v, _)| v.is_finite())
+                .map(|(v, lambda)| (level - v) / lambda)
+                .fold(f64::NEG_INFINITY, f64::max)
+        };
+        let bottom = floor(&q_down).min(floor(&p_down));
+        let bottom = if bottom > 0.0 {
+            (bottom.floor() as u64).min(top)
+        } else {
+            0
+        };
+        let len = top - bottom + 1;
+        if len > MAX_WINDOW {
+            return Err(too_large(len));
+        }
+        let period = crate::numeric::fft_convolution::self_convolution_period(len as usize, n);
+        let chernoff = |f: &dyn Fn(usize) -> f64, sign: f64, at: f64| -> f64 {
+            (0..TILTS)
+                .map(|i| (f(i) - sign * mq.lambdas[i] * at).exp())
+                .fold(1.0_f64, f64::min)
+        };
+        let wrapped = |up: &dyn Fn(usize) -> f64, down: &dyn Fn(usize) -> f64| -> f64 {
+            let above = match bottom.checked_add(period as u64) {
+                Some(first) if first <= full_top => chernoff(up, 1.0, first as f64),
+                _ => 0.0,
+            };
+            let below = if bottom > 0 {
+                chernoff(down, -1.0, (bottom - 1) as f64)
+            } else {
+                0.0
+            };
+            (above + below) * (1.0 + 1e-9)
+        };
+        Ok(SeveralWindow {
+            bottom,
+            len: len as usize,
+            q_wrapped: wrapped(&q_up, &q_down),
+            p_wrapped: wrapped(&p_up, &p_down),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1293,6 +1572,106 @@ mod tests {
                 assert!(l <= u && u - l <= 1e-3 * u, "ε {epsilon}: [{l:e}, {u:e}]");
             }
         }
+    }
+
+    /// Both directions of three-step allocation with two participations, by integrating the
+    /// third step out in closed form and the first two by Simpson's rule on [−14, 14]²: the
+    /// ratio is `(B₁B₂ + B₁B₃ + B₂B₃)/3 = c + a·B₃` with `a = (B₁ + B₂)/3`, `c = B₁B₂/3`, so
+    /// ```text
+    /// δ_remove(ε) = E[a·E(B₃ − (e^ε − c)/a)₊],   δ_add(ε) = E[e^ε·a·E((e^{−ε} − c)/a − B₃)₊]
+    /// ```
+    fn three_steps_two_participations(mu: f64, epsilon: f64) -> (f64, f64) {
+        let n = 1200;
+        let (lo, hi) = (-14.0, 14.0);
+        let h = (hi - lo) / n as f64;
+        let nodes: Vec<(f64, f64)> = (0..=n)
+            .map(|i| {
+                let y = lo + i as f64 * h;
+                let simpson = if i == 0 || i == n {
+                    1.0
+                } else if i % 2 == 1 {
+                    4.0
+                } else {
+                    2.0
+                };
+                let density = (-0.5 * y * y).exp() / (2.0 * std::f64::consts::PI).sqrt();
+                ((mu * y - 0.5 * mu * mu).exp(), simpson * h / 3.0 * density)
+            })
+            .collect();
+        let (mut remove, mut add) = (0.0, 0.0);
+        for &(b1, w1) in &nodes {
+            for &(b2, w2) in &nodes {
+                let (a, c) = ((b1 + b2) / 3.0, b1 * b2 / 3.0);
+                let w = w1 * w2;
+                remove += w * a * above(mu, (epsilon.exp() - c) / a);
+                add += w * epsilon.exp() * a * below(mu, ((-epsilon).exp() - c) / a);
+            }
+        }
+        (remove, add)
+    }
+
+    /// k > 1: every statistic's lower bound stays below the exact δ of three steps with two
+    /// participations, both directions, and the best of them is close to it.
+    #[test]
+    fn several_participations_stay_below_the_exact_three_step_values() {
+        for sigma in [1.0, 2.0] {
+            let g = Gaussian::new(sigma, 1.0).unwrap();
+            let statistics = [
+                StepStatistic::Ratio,
+                StepStatistic::LogMixture(0.3),
+                StepStatistic::LogMixture(2.0 / 3.0),
+            ];
+            // The split upper bound: one step without amplification, then one of two.
+            let upper = epoch_pld(&g, 1, 1e-3, 1e-12, Bound::Upper)
+                .unwrap()
+                .compose(&epoch_pld(&g, 2, 1e-3, 1e-12, Bound::Upper).unwrap(), 1e-12)
+                .unwrap();
+            let lowers: Vec<PrivacyLossDistribution> = statistics
+                .iter()
+                .map(|&s| epoch_lower_several(&g, 3, 2, s, 1e-3, 1e-12).unwrap())
+                .collect();
+            for epsilon in [0.0, 0.25, 0.5, 1.0, 2.0] {
+                let (remove, add) = three_steps_two_participations(g.mu(), epsilon);
+                let (r, a) = (
+                    upper.remove().delta_for_epsilon(epsilon),
+                    upper.add().delta_for_epsilon(epsilon),
+                );
+                assert!(
+                    r >= remove * (1.0 - 1e-9) && a >= add * (1.0 - 1e-9),
+                    "σ {sigma} ε {epsilon} split: remove {r:e} < {remove:e} or add {a:e} < {add:e}"
+                );
+                let mut best: f64 = 0.0;
+                for (statistic, lower) in statistics.iter().zip(&lowers) {
+                    let (r, a) = (
+                        lower.remove().delta_for_epsilon(epsilon),
+                        lower.add().delta_for_epsilon(epsilon),
+                    );
+                    assert!(
+                        r <= remove * (1.0 + 1e-9) && a <= add * (1.0 + 1e-9),
+                        "σ {sigma} ε {epsilon} {statistic:?}: remove {r:e} > {remove:e} or \
+                         add {a:e} > {add:e}"
+                    );
+                    best = best.max(r.max(a) / remove.max(add));
+                }
+                eprintln!(
+                    "σ {sigma} ε {epsilon}: best lower / exact {best}, split / exact {}",
+                    r.max(a) / remove.max(add)
+                );
+                assert!(best >= 0.9, "σ {sigma} ε {epsilon}: best only {best}");
+            }
+        }
+    }
+
+    #[test]
+    fn several_participations_refuse_what_they_cannot_bound() {
+        let g = Gaussian::new(1.0, 1.0).unwrap();
+        let ratio = StepStatistic::Ratio;
+        assert!(epoch_lower_several(&g, 1, 1, ratio, 1e-3, 1e-12).is_err());
+        assert!(epoch_lower_several(&g, 5, 5, ratio, 1e-3, 1e-12).is_err());
+        assert!(epoch_lower_several(&g, 5, 0, ratio, 1e-3, 1e-12).is_err());
+        let bad_rate = StepStatistic::LogMixture(1.0);
+        assert!(epoch_lower_several(&g, 5, 2, bad_rate, 1e-3, 1e-12).is_err());
+        assert!(epoch_lower_several(&g, 5, 2, ratio, 1e-3, 0.0).is_err());
     }
 
     #[test]
