@@ -3904,6 +3904,35 @@ fn counts_accept_exponent_form() {
 
 // --- --sampling ----------------------------------------------------------------------------
 
+/// Random allocation with several participations says why its bracket stays wide; one
+/// participation does not.
+#[test]
+fn several_participations_carry_their_caveat() {
+    let spec = |k: u64| {
+        format!(
+            r#"{{"events": [{{"mechanism": "gaussian", "sigma": 2,
+            "sampling": {{"random_allocation": {{"steps_per_epoch": 100, "participations": {k}}}}},
+            "count": 1}}]}}"#
+        )
+    };
+    let args = [
+        "epsilon", "--spec", "-", "--delta", "1e-5", "--format", "json",
+    ];
+    let several = run_json(&args, Some(&spec(2)));
+    let caveat = several["inputs"]["caveats"][0].as_str().unwrap_or("");
+    assert!(caveat.contains("no exact construction"), "{several}");
+    let epsilon = &several["epsilon"];
+    let (lower, upper) = (
+        epsilon["lower"].as_f64().unwrap(),
+        epsilon["upper"].as_f64().unwrap(),
+    );
+    // σ 2, t 100, k 2: the bracket is 0.12% wide (the split upper bound and the Poisson-loss
+    // statistic's lower bound).
+    assert!(lower <= upper && upper - lower <= 0.01 * upper, "{several}");
+    let single = run_json(&args, Some(&spec(1)));
+    assert!(single["inputs"].get("caveats").is_none(), "{single}");
+}
+
 /// Balls-in-bins flags are the random-allocation spec they describe (t = ⌈N/B⌉, whole
 /// epochs, a partial last epoch counted whole), echoed as epochs; fixed batches are the
 /// replace-one fixed-batch spec; `compare` adds what Poisson accounting would claim.
