@@ -101,6 +101,12 @@
 //! Spreading adds at most `Δ²/4` to the variance of each Bᵢ, so about `Δ/(2√t)` nats to the
 //! spread of the epoch's loss: `Δ = h·√t/2` matches a grid of step h. The lattice stops at
 //! [`MAX_LATTICE_POINTS`] points (Δ grows instead: the bounds stay valid, the bracket widens).
+//! Where that would make Δ more than [`COARSEST_LATTICE`] times the matched spacing (heavy
+//! tails, σ well below 1, at tiny truncations) and the charges at +∞ exceed the truncation,
+//! the cut is lowered to keep Δ there if that charges less: the first cell of a coarse
+//! lattice sends B′ to 0 so often that S′ = 0, ADD's infinite loss, weighed up to 5e-2
+//! (σ 0.6, t 33, three epochs, δ 1e-6: ε ≤ 17.30, the unamplified bound; now
+//! [7.6580, 7.6586]).
 
 use crate::bound::Bound;
 use crate::discretize::loss_atoms::{LossAtom, LossAtoms};
@@ -113,6 +119,10 @@ use crate::pmf::tail_moments::{TailMoments, TILTS};
 
 /// Most lattice points for B (the FFT power's input length).
 pub const MAX_LATTICE_POINTS: usize = 1 << 22;
+
+/// The coarsest lattice spacing tried when the truncation's cut makes the lattice coarser,
+/// as a multiple of the spacing matched to the grid (see [`Lattice`]).
+const COARSEST_LATTICE: f64 = 16.0;
 
 /// Most entries of the t-fold power's window.
 const MAX_WINDOW: u64 = 1 << 24;
@@ -200,8 +210,34 @@ impl Lattice {
                 "finite and below 600 nats for random allocation",
             ));
         }
-        let cut = cut_loss.exp().max(1.0);
-        let delta = (0.5 * grid_step * t.sqrt()).max(cut / (MAX_LATTICE_POINTS - 2) as f64);
+        let matched = 0.5 * grid_step * t.sqrt();
+        let spacing = |cut: f64| matched.max(cut / (MAX_LATTICE_POINTS - 2) as f64);
+        let mut cut = cut_loss.exp().max(1.0);
+        // Heavy-tailed steps (σ well below 1) at tiny truncations put the cut so high that
+        // the lattice is far coarser than the grid; its first cell then sends B′ to 0 often
+        // enough that S′ = 0 (ADD's infinite loss) weighs up to 1e-2. A lower cut charges
+        // more to "some step beyond the cut" instead: when the first cut's charge (the larger
+        // of the two directions' masses at +∞, estimated) exceeds the truncation asked for,
+        // the cut with the smaller charge is kept. Both are valid.
+        let capped = COARSEST_LATTICE * matched * (MAX_LATTICE_POINTS - 2) as f64;
+        if cut > capped && capped > 1.0 {
+            let charges = |cut: f64| {
+                let delta = spacing(cut);
+                let top = mechanism.edge(mechanism.inverse_privacy_loss(cut.ln()));
+                let (p_above, q_above) = mechanism.masses_below(top);
+                let first = mechanism.edge(mechanism.inverse_privacy_loss(delta.ln()));
+                let (p0, q0) = mechanism.masses_between(mechanism.edge(f64::INFINITY), first);
+                let at_zero = (q0 - p0 / delta).max(0.0);
+                let remove = p_above + (t - 1.0) * q_above;
+                let add = (t * at_zero.ln()).exp();
+                remove.max(add)
+            };
+            let at_cut = charges(cut);
+            if at_cut > tail_mass && charges(capped) < at_cut {
+                cut = capped;
+            }
+        }
+        let delta = spacing(cut);
         let points = (cut / delta).ceil() as usize + 1;
         Ok(Lattice {
             steps,
@@ -1710,6 +1746,27 @@ mod tests {
         let bad_rate = StepStatistic::LogMixture(1.0);
         assert!(epoch_lower_several(&g, 5, 2, bad_rate, 1e-3, 1e-12).is_err());
         assert!(epoch_lower_several(&g, 5, 2, ratio, 1e-3, 0.0).is_err());
+    }
+
+    /// Heavy-tailed steps at a tiny truncation: the cut the truncation asks for would make
+    /// the lattice so coarse that S′ = 0 (ADD's infinite loss) weighs 5e-2 (σ 0.6, t 33,
+    /// grid 0.02, truncation 1e-20); the lower cut keeps both directions' infinite masses
+    /// below 1e-7 (ADD's is 1.4e-8, the rest of the lattice's coarseness), and the epoch
+    /// still amplifies (below one unamplified step).
+    #[test]
+    fn heavy_tails_at_tiny_truncations_keep_a_fine_lattice() {
+        let g = Gaussian::new(0.6, 1.0).unwrap();
+        let upper = epoch_pld(&g, 33, 0.02, 1e-20, Bound::Upper).unwrap();
+        for (name, pmf) in [("remove", upper.remove()), ("add", upper.add())] {
+            let infinite = pmf.delta_for_epsilon(1e9);
+            assert!(infinite <= 1e-7, "{name}: mass at +∞ {infinite:e}");
+        }
+        let single = Gaussian::delta_for_mu(g.mu(), 4.0);
+        let epoch = upper.delta_for_epsilon(4.0);
+        assert!(
+            epoch < 0.1 * single,
+            "δ(4) {epoch:e} against one step's {single:e}"
+        );
     }
 
     #[test]
