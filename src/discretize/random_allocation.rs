@@ -101,7 +101,7 @@
 //! Spreading adds at most `Δ²/4` to the variance of each Bᵢ, so about `Δ/(2√t)` nats to the
 //! spread of the epoch's loss: `Δ = h·√t/2` matches a grid of step h. The lattice stops at
 //! [`MAX_LATTICE_POINTS`] points (Δ grows instead: the bounds stay valid, the bracket widens).
-//! Where that would make Δ more than [`COARSEST_LATTICE`] times the matched spacing (heavy
+//! Where that would make Δ more than 16 times the matched spacing (heavy
 //! tails, σ well below 1, at tiny truncations) and the charges at +∞ exceed the truncation,
 //! the cut is lowered to keep Δ there if that charges less: the first cell of a coarse
 //! lattice sends B′ to 0 so often that S′ = 0, ADD's infinite loss, weighed up to 5e-2
