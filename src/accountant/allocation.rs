@@ -11,12 +11,13 @@
 //!   participation in each: k − r allocations of one out of ⌊t/k⌋ composed with r of one
 //!   out of ⌊t/k⌋ + 1 (r = t mod k). Feldman & Shenfeld (2025) reduce k > 1 to k = 1 this
 //!   way, and their package PLD_accounting 2.0 accounts k > 1 with exactly this split.
-//!   Lower bound: the post-processing that reports the lattice sum of the t steps' likelihood
-//!   ratios (as for k = 1, with k of the steps drawn from P), or, where that is no larger,
-//!   the sum of the epoch's t outputs (a Gaussian with μ = kΔ/(σ√t)). Neither statistic is
-//!   sufficient for k > 1, so the bracket stays a few percent wide for these k (no tight
-//!   bound for 1 < k < t is known to us; PLD_accounting's lower bound for k > 1 is one of
-//!   the split, not of the allocation).
+//!   Lower bound: the post-processing that reports the epoch's privacy loss had it been
+//!   Poisson-sampled at a rate near k/t (each step's cell of the k = 1 construction, with k
+//!   of the steps drawn from P), or, where that is no larger, the sum of the epoch's t
+//!   outputs (a Gaussian with μ = kΔ/(σ√t)). Neither is exact for k > 1, and the split
+//!   upper bound is not either, so the bracket stays 0.1% to a few percent wide for these k
+//!   (no exact construction for 1 < k < t is known to us; PLD_accounting's lower bound for
+//!   k > 1 is one of the split, not of the allocation).
 //!
 //! Two fallbacks keep every answer finite and honest:
 //! - Upper: the epoch without amplification (the record's k steps composed, Gaussian
@@ -138,19 +139,29 @@ impl Allocation {
                 .map(|&e| pld.delta_for_epsilon(e).max(1e-300).ln())
                 .sum()
         };
-        let mut candidates = SEVERAL_RATE_SHARES.iter().map(|share| {
+        let mut best: Option<(f64, PrivacyLossDistribution)> = None;
+        let mut failure = None;
+        for share in SEVERAL_RATE_SHARES {
             let statistic = StepStatistic::LogMixture(share * base);
-            epoch_lower_several(&self.gaussian, t, k, statistic, step, tail_mass)
-        });
-        let mut best = candidates.next().expect("SEVERAL_RATE_SHARES is not empty");
-        for candidate in candidates {
-            best = match (best, candidate) {
-                (Ok(a), Ok(b)) => Ok(if score(&b) > score(&a) { b } else { a }),
-                (Err(_), b) => b,
-                (a, Err(_)) => a,
-            };
+            match epoch_lower_several(&self.gaussian, t, k, statistic, step, tail_mass) {
+                Ok(pld) => {
+                    let value = score(&pld);
+                    if best.as_ref().is_none_or(|(b, _)| value > *b) {
+                        best = Some((value, pld));
+                    }
+                }
+                Err(e) => failure = Some(e),
+            }
         }
-        best
+        match (best, failure) {
+            (Some((_, pld)), _) => Ok(pld),
+            (None, Some(e)) => Err(e),
+            (None, None) => Err(Error::invalid(
+                "participations",
+                k,
+                "a rate share to try (none configured)",
+            )),
+        }
     }
 
     fn lower(&self, step: f64, tail_mass: f64) -> Result<PrivacyLossDistribution> {

@@ -31,6 +31,17 @@ pub struct LossAtom {
     pub q: f64,
 }
 
+impl LossAtom {
+    /// The atom of an outcome with P-mass `p` and Q-mass `q` (both > 0): loss `ln p − ln q`.
+    pub fn from_masses(p: f64, q: f64) -> LossAtom {
+        LossAtom {
+            loss: p.ln() - q.ln(),
+            p,
+            q,
+        }
+    }
+}
+
 /// The exact PLD of a pair with finitely many outcomes (or a merge of one: every atom is a
 /// set of outcomes, so every δ read from it is at most the pair's).
 ///
