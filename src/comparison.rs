@@ -68,7 +68,7 @@ pub struct NotApplicableRow {
 /// ```text
 /// ε at δ = 1e-5
 /// method               ε  kind
-/// pld_upper     1.828779  upper bound
+/// pld_upper     1.828244  upper bound
 /// pld_lower     1.827804  lower bound
 /// rdp           2.101365  upper bound
 /// clt_estimate  1.617712  estimate
@@ -333,16 +333,26 @@ fn pld_rows(
                 Some(h) => format!("{}, grid step {h:.3e}", s.method),
                 None => s.method.to_string(),
             };
-            for (method, epsilon, kind) in [
-                (PLD_UPPER, answer.epsilon.upper, Kind::UpperBound),
-                (PLD_LOWER, answer.epsilon.lower, Kind::LowerBound),
+            // The upper end may come from a finer grid (`AccountantOptions::upper_grid_step`).
+            let upper_detail = match s.upper_grid_step {
+                Some(fine) => format!("{detail}; upper bound on grid step {fine:.3e}"),
+                None => detail.clone(),
+            };
+            for (method, epsilon, kind, detail) in [
+                (
+                    PLD_UPPER,
+                    answer.epsilon.upper,
+                    Kind::UpperBound,
+                    upper_detail,
+                ),
+                (PLD_LOWER, answer.epsilon.lower, Kind::LowerBound, detail),
             ] {
                 comparison.rows.push(MethodRow {
                     method: method.into(),
                     epsilon,
                     kind,
                     seconds,
-                    detail: detail.clone(),
+                    detail,
                 });
             }
             Ok(())

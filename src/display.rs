@@ -397,6 +397,7 @@ mod tests {
             stopped_by: None,
             upper_method: None,
             lower_method: None,
+            upper_grid_step: None,
         }
     }
 

@@ -578,8 +578,13 @@ fn options() -> impl Strategy<Value = AccountantOptions> {
         ],
         prop_oneof![3 => Just(None), 1 => nasty_f64().prop_map(Some)],
         prop_oneof![3 => Just(None), 1 => (0..4usize, nasty_f64()).prop_map(Some)],
+        prop_oneof![
+            3 => Just(Some(1e-4)),
+            1 => Just(None),
+            1 => nasty_f64().prop_map(Some),
+        ],
     )
-        .prop_map(|(grid_step, tail_mass, tolerance)| {
+        .prop_map(|(grid_step, tail_mass, tolerance, upper_grid_step)| {
             let mut t = Tolerance::default();
             if let Some((i, x)) = tolerance {
                 match i {
@@ -594,6 +599,7 @@ fn options() -> impl Strategy<Value = AccountantOptions> {
                 grid_step,
                 tail_mass,
                 memory_budget: None,
+                upper_grid_step,
             }
         })
 }

@@ -257,3 +257,75 @@ fn dp_sgd_against_dp_accounting() {
     assert!(checked >= 4, "only {checked} dp_accounting cases found");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// At default settings our upper bound is at most dp_accounting 0.6.0's default answer (grid
+/// 1e-4, connect-the-dots) ×(1 + 1e-6) on the DP-SGD cases with δ ≥ 1e-6: once the tolerance
+/// is met on a coarser grid, the upper bound is computed again on a grid of 1e-4 nats
+/// (`AccountantOptions::upper_grid_step`). With that option off, the tolerance's grid alone
+/// leaves the upper bound looser than theirs (σ 1, q 0.01, 10⁴ steps: 6.190197 against
+/// 6.187745), which is what the option is for.
+#[test]
+fn default_upper_bound_is_at_most_dp_accounting_default() {
+    let file = fixture("dp_accounting/dp_sgd.json");
+    let mut failures = Vec::new();
+    let (mut checked, mut refined) = (0, 0);
+    for case in cases(&file, "cases") {
+        let combined = case["direction"] == "combined" && case["api"] == "PLDAccountant";
+        let default_grid = number(case, "value_discretization_interval") == 1e-4;
+        let delta = number(case, "delta");
+        if !(combined && default_grid && case["query"] == "epsilon_for_delta" && delta >= 1e-6)
+            || case["event_form"]
+                != "SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), steps)"
+        {
+            continue;
+        }
+        let (sigma, q, steps) = (
+            number(case, "sigma"),
+            number(case, "sampling_rate"),
+            case["steps"].as_u64().expect("steps"),
+        );
+        let theirs = number(case, "epsilon");
+        let spec = CompositionSpec::dp_sgd(sigma, q, steps, 1.0).expect("spec");
+        let answer = Accountant::new(&spec, AccountantOptions::default())
+            .and_then(|a| a.epsilon_for_delta(delta))
+            .expect("answer");
+        let ours = answer.epsilon;
+        checked += 1;
+        refined += usize::from(answer.settings.upper_grid_step.is_some());
+        let params = format!("sigma={sigma} q={q} steps={steps} delta={delta}");
+        if ours.upper.is_nan() || ours.upper > theirs * (1.0 + DP_ACCOUNTING_UPPER) {
+            failures.push(format!(
+                "{params}: default upper {} > dp_accounting {theirs} ({:?})",
+                ours.upper, answer.settings
+            ));
+        }
+        if !(ours.lower <= ours.upper && ours.lower >= theirs * (1.0 - DP_ACCOUNTING_LOWER)) {
+            failures.push(format!("{params}: bracket {ours:?} against {theirs}"));
+        }
+    }
+    assert!(checked >= 12, "only {checked} dp_accounting cases found");
+    // The σ 2, q 1 cases are an exact Gaussian (no grid); every sampled case went finer.
+    assert!(
+        refined >= 9,
+        "only {refined} answers used the finer upper grid"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // The option off: the tolerance's grid alone.
+    let spec = CompositionSpec::dp_sgd(1.0, 0.01, 10_000, 1.0).expect("spec");
+    let coarse = Accountant::new(
+        &spec,
+        AccountantOptions {
+            upper_grid_step: None,
+            ..AccountantOptions::default()
+        },
+    )
+    .and_then(|a| a.epsilon_for_delta(1e-5))
+    .expect("answer");
+    assert!(coarse.settings.upper_grid_step.is_none());
+    assert!(
+        coarse.epsilon.upper > 6.187745 * (1.0 + 1e-5),
+        "{:?}",
+        coarse.epsilon
+    );
+}

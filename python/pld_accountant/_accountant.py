@@ -63,10 +63,10 @@ class PLDAccountant:
     >>> len(accountant), accountant.mechanism()
     (1000, 'pld')
     >>> round(accountant.get_epsilon(1e-5), 6)
-    1.828779
+    1.828244
     >>> upper, lower = accountant.get_epsilon_bracket(1e-5)
     >>> round(upper, 6), round(lower, 6)
-    (1.828779, 1.827804)
+    (1.828244, 1.827804)
     """
 
     history: List[Tuple[float, float, int]]

@@ -61,7 +61,7 @@ def epsilon(
     ...                     "sampling": {"poisson": 0.01}, "count": 1000}]}
     >>> answer = pld.epsilon(spec, 1e-5)
     >>> print(answer)
-    ε ∈ [1.827803, 1.828779] at δ = 1e-5
+    ε ∈ [1.827803, 1.828244] at δ = 1e-5
     >>> answer.settings["tolerance_met"], answer.upper - answer.lower < 1e-3 * answer.upper
     (True, True)
     """
@@ -177,7 +177,7 @@ def compare(
     ...                     "sampling": {"poisson": 0.01}, "count": 1000}]}
     >>> rows = pld.compare(spec, 1e-5)
     >>> [(row["method"], round(row["epsilon"], 6), row["kind"]) for row in rows]
-    [('pld_upper', 1.828779, 'upper_bound'), ('pld_lower', 1.827804, 'lower_bound'), ('rdp', 2.101365, 'upper_bound'), ('clt_estimate', 1.617712, 'estimate')]
+    [('pld_upper', 1.828244, 'upper_bound'), ('pld_lower', 1.827804, 'lower_bound'), ('rdp', 2.101365, 'upper_bound'), ('clt_estimate', 1.617712, 'estimate')]
     """
     options = _options(tolerance, grid_step, tail_mass, memory_budget)
     text, display = _native.compare(spec_text(spec), delta, **options)
@@ -212,7 +212,7 @@ def calibrate(
     ...                     "sampling": {"poisson": 0.01}, "count": 1000}]}
     >>> found = pld.calibrate(spec, 2.0, 1e-5)
     >>> found["parameter"], round(found["value"], 4), found["epsilon"]["upper"] <= 2.0
-    ('sigma', 0.9593, True)
+    ('sigma', 0.9591, True)
     """
     options = _options(tolerance, grid_step, tail_mass, memory_budget)
     text, display = _native.calibrate(spec_text(spec), epsilon, delta, **options)
@@ -249,7 +249,7 @@ def get_noise_multiplier(
     >>> z = pld.get_noise_multiplier(target_epsilon=2.0, target_delta=1e-5,
     ...                              sample_rate=0.01, steps=1000)
     >>> round(z, 4)
-    0.9593
+    0.9591
     """
     if (steps is None) == (epochs is None):
         raise Error("get_noise_multiplier takes as input EITHER a number of steps or a number of epochs")

@@ -564,6 +564,7 @@ impl Ledger {
             stopped_by: None,
             upper_method: None,
             lower_method: None,
+            upper_grid_step: None,
         }
     }
 
@@ -581,6 +582,7 @@ impl Ledger {
                 grid_step: self.options.grid_step,
                 tail_mass: self.options.tail_mass,
                 memory_budget: self.options.memory_budget,
+                upper_grid_step: self.options.upper_grid_step,
                 tolerance: StoredTolerance::from(self.options.tolerance),
             },
             budget: self.budget,
@@ -697,7 +699,15 @@ struct StoredOptions {
     /// Absent in files written before the option existed (the default then applies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     memory_budget: Option<u64>,
+    /// Absent in files written before the option existed (the default then applies); `null`
+    /// when switched off.
+    #[serde(default = "default_upper_grid_step")]
+    upper_grid_step: Option<f64>,
     tolerance: StoredTolerance,
+}
+
+fn default_upper_grid_step() -> Option<f64> {
+    AccountantOptions::default().upper_grid_step
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -751,6 +761,7 @@ impl State {
             grid_step: self.options.grid_step,
             tail_mass: self.options.tail_mass,
             memory_budget: self.options.memory_budget,
+            upper_grid_step: self.options.upper_grid_step,
         };
         let mut ledger = Ledger::new(neighbouring, options)?;
         if let Some(budget) = self.budget {

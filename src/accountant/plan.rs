@@ -970,6 +970,25 @@ impl Plan {
     /// Whether a lower bound in the plan is loose by nature (shuffling; random allocation of
     /// 1 < k < t steps; a mechanism known only by its guarantee), so that a bracket that stops
     /// narrowing will not narrow further.
+    /// Whether every event's single PMF costs a few CDF evaluations per grid point (a
+    /// mechanism, a mixture, a pair of atoms), so that a grid's cost follows its composed
+    /// size (not so for the epochs of random allocation and shuffling, nor for pairs built
+    /// from a guarantee).
+    pub(super) fn discretizes_per_point(&self) -> bool {
+        self.groups.iter().all(|g| {
+            !matches!(
+                g.component,
+                Component::RandomAllocation(_) | Component::Shuffle(_) | Component::Guarantee(_)
+            )
+        })
+    }
+
+    /// Number of distinct single PMFs a composition multiplies (groups, and the merged
+    /// unsampled Gaussians).
+    pub(super) fn distinct_factors(&self) -> usize {
+        self.groups.len() + usize::from(self.gaussian_mu.is_some())
+    }
+
     pub(super) fn loose_by_nature(&self) -> bool {
         self.groups.iter().any(|g| match &g.component {
             Component::Shuffle(_) | Component::Guarantee(_) => true,

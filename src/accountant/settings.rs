@@ -52,8 +52,14 @@ pub const DEFAULT_MEMORY_BUDGET: u64 = 2 << 30;
 /// Smallest memory budget accepted: 16 MiB (a grid of a few hundred thousand points).
 pub const MIN_MEMORY_BUDGET: u64 = 16 << 20;
 
+/// Default of [`AccountantOptions::upper_grid_step`]: 1e-4 nats, the grid step Google's
+/// dp_accounting uses by default (`value_discretization_interval`), so that a default upper
+/// bound is never looser than its default answer (on the same connect-the-dots rounding, a
+/// grid at least as fine gives an upper bound at least as tight, up to rounding).
+pub const DEFAULT_UPPER_GRID_STEP: f64 = 1e-4;
+
 /// Accountant settings. `Default` gives the accuracy-driven behaviour.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AccountantOptions {
     /// Target bracket width.
     pub tolerance: Tolerance,
@@ -70,6 +76,28 @@ pub struct AccountantOptions {
     /// coarsened. A fixed grid step over the budget is an [`crate::Error::MemoryBudget`].
     /// The estimate is of the accountant's own buffers; the process needs a few MiB more.
     pub memory_budget: Option<u64>,
+    /// When the grid chosen for the tolerance is coarser than this (nats), the upper bound
+    /// is computed once more on a grid this fine (default [`DEFAULT_UPPER_GRID_STEP`]), if
+    /// that grid is cheap: predicted from the grid that met the tolerance, at most 2¹⁹
+    /// composed points and 2²¹ points times the number of distinct events, and within the
+    /// memory budget. Only the upper end moves, and only down: both grids' upper bounds are
+    /// guaranteed, the smaller is kept ([`Settings::upper_grid_step`] says when it came from
+    /// the finer grid). Skipped when the bracket is already a thousand times narrower than
+    /// the tolerance asks, and with a fixed [`AccountantOptions::grid_step`]. `None`: the
+    /// tolerance alone chooses the grid.
+    pub upper_grid_step: Option<f64>,
+}
+
+impl Default for AccountantOptions {
+    fn default() -> Self {
+        AccountantOptions {
+            tolerance: Tolerance::default(),
+            grid_step: None,
+            tail_mass: None,
+            memory_budget: None,
+            upper_grid_step: Some(DEFAULT_UPPER_GRID_STEP),
+        }
+    }
 }
 
 impl AccountantOptions {
@@ -142,6 +170,10 @@ pub struct Settings {
     /// the unsampled Gaussians) was the larger lower bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lower_method: Option<Cow<'static, str>>,
+    /// The grid step (nats) of the upper bound when it came from a grid finer than
+    /// `grid_step` (see [`AccountantOptions::upper_grid_step`]); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upper_grid_step: Option<f64>,
 }
 
 /// The answer to "what ε for this δ?".
@@ -193,6 +225,7 @@ impl Settings {
             stopped_by: None,
             upper_method: None,
             lower_method: None,
+            upper_grid_step: None,
         }
     }
 }

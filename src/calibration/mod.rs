@@ -594,8 +594,8 @@ impl Run<'_> {
 }
 
 /// The options of the coarse search: tolerance at least [`COARSE_TOLERANCE`] relative, and
-/// [`COARSE_TOLERANCE`]·target absolute (a probe far below the target needs no fine bracket);
-/// unchanged when the grid step is fixed.
+/// [`COARSE_TOLERANCE`]·target absolute (a probe far below the target needs no fine bracket),
+/// no finer grid for the upper bound; unchanged when the grid step is fixed.
 fn coarse(options: AccountantOptions, target: f64) -> AccountantOptions {
     if options.grid_step.is_some() {
         return options;
@@ -607,6 +607,7 @@ fn coarse(options: AccountantOptions, target: f64) -> AccountantOptions {
             absolute_epsilon: tolerance.absolute_epsilon.max(COARSE_TOLERANCE * target),
             ..tolerance
         },
+        upper_grid_step: None,
         ..options
     }
 }

@@ -480,6 +480,30 @@ pub struct AccuracyArgs {
     /// marked "tolerance NOT met: memory budget" (with --grid-step, exit code 1).
     #[arg(long, value_name = "MIB", allow_hyphen_values = true)]
     pub memory_budget: Option<f64>,
+    /// Grid step (nats) the upper bound is computed on once the tolerance is met, when that
+    /// grid is cheap (default 1e-4, dp_accounting's default, so the upper bound is never
+    /// looser than its default answer); `off`: the tolerance alone chooses the grid. Ignored
+    /// with --grid-step.
+    #[arg(long, value_name = "NATS|off", value_parser = step_or_off, allow_hyphen_values = true)]
+    pub upper_grid_step: Option<StepOrOff>,
+}
+
+/// A grid step in nats, or `off`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StepOrOff {
+    /// A step in nats (checked by the accountant).
+    Step(f64),
+    /// Switched off.
+    Off,
+}
+
+fn step_or_off(text: &str) -> Result<StepOrOff, String> {
+    if text == "off" {
+        return Ok(StepOrOff::Off);
+    }
+    text.parse::<f64>()
+        .map(StepOrOff::Step)
+        .map_err(|_| format!("{text} is neither a number of nats nor `off`"))
 }
 
 /// How to print the result.

@@ -3,7 +3,7 @@
 
 use crate::args::{
     AccuracyArgs, CalibrateArgs, Command, CompareArgs, CurveArgs, DeltaArgs, EpsilonArgs,
-    PresetsArgs, SweepArgs, TradeoffArgs,
+    PresetsArgs, StepOrOff, SweepArgs, TradeoffArgs,
 };
 use crate::calibrate::{self, CalibrationReport};
 use crate::compare::{self, CompareReport};
@@ -383,19 +383,35 @@ fn options(
         }
     }
     options.grid_step = accuracy.grid_step;
+    match accuracy.upper_grid_step {
+        None => {}
+        Some(StepOrOff::Off) => options.upper_grid_step = None,
+        Some(StepOrOff::Step(h)) => {
+            if !(h.is_finite() && (pld_accountant::accountant::MIN_GRID_STEP..=1.0).contains(&h)) {
+                return Err(Error::invalid(
+                    "--upper-grid-step",
+                    h,
+                    "a number of nats in [1e-12, 1], or off",
+                ));
+            }
+            options.upper_grid_step = Some(h);
+        }
+    }
     let t = options.tolerance;
+    let grid = match (options.grid_step, options.upper_grid_step) {
+        (Some(h), _) => format!("{h} nats"),
+        (None, Some(h)) => format!(
+            "chosen by the accountant (the upper bound on a grid of {h} nats too, when cheap)"
+        ),
+        (None, None) => "chosen by the accountant".to_string(),
+    };
     progress.note(format!(
         "accuracy: ε bracket width ≤ max({}·ε, {}), δ bracket width ≤ max({}·δ, {}), grid \
-         step {}, memory budget {} MiB",
+         step {grid}, memory budget {} MiB",
         number::input(t.relative),
         number::input(t.absolute_epsilon),
         number::input(t.relative_delta),
         number::input(t.absolute_delta),
-        options
-            .grid_step
-            .map_or("chosen by the accountant".to_string(), |h| format!(
-                "{h} nats"
-            )),
         options.memory_budget_bytes() >> 20
     ));
     Ok(options)

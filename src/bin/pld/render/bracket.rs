@@ -152,13 +152,17 @@ fn bracket_text(title: String, bracket: Bracket, settings_used: &Settings) -> St
 }
 
 fn settings(s: &Settings) -> String {
-    let method = match s.grid_step {
-        Some(h) => format!(
+    let method = match (s.grid_step, s.upper_grid_step) {
+        (Some(h), None) => format!(
             "PLD (grid step {h:.3e} nats, {} refinements)",
             s.refinements
         ),
-        None if s.method == "closed_form" => "closed forms (no grid)".to_string(),
-        None => "exact Gaussian (closed form)".to_string(),
+        (Some(h), Some(fine)) => format!(
+            "PLD (grid step {h:.3e} nats, {} refinements; upper bound on {fine:.3e})",
+            s.refinements
+        ),
+        (None, _) if s.method == "closed_form" => "closed forms (no grid)".to_string(),
+        (None, _) => "exact Gaussian (closed form)".to_string(),
     };
     let method = match s.upper_method.as_deref() {
         Some("analytic_gaussian") => format!("{method}; upper bound: exact Gaussian (closed form)"),

@@ -278,12 +278,16 @@ impl Report for CalibrationReport {
             ("delta".into(), input(c.delta), String::new()),
             (
                 "method".into(),
-                match c.settings.grid_step {
-                    Some(h) => format!(
+                match (c.settings.grid_step, c.settings.upper_grid_step) {
+                    (Some(h), None) => format!(
                         "PLD (grid step {h:.3e} nats, {} refinements)",
                         c.settings.refinements
                     ),
-                    None => "exact Gaussian (closed form)".into(),
+                    (Some(h), Some(fine)) => format!(
+                        "PLD (grid step {h:.3e} nats, {} refinements; upper bound on {fine:.3e})",
+                        c.settings.refinements
+                    ),
+                    (None, _) => "exact Gaussian (closed form)".into(),
                 },
                 String::new(),
             ),
