@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections import OrderedDict
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import _native
 from ._answers import EpsilonAnswer
@@ -50,8 +50,8 @@ class PLDAccountant:
     ``make_private_with_epsilon`` calibrates with Opacus' own accountants; use
     :func:`pld_accountant.get_noise_multiplier` and ``make_private`` instead.
 
-    Options (``tolerance``, ``grid_step``, ``tail_mass``, ``memory_budget``) as for
-    :func:`pld_accountant.epsilon`.
+    Options (``tolerance``, ``grid_step``, ``tail_mass``, ``memory_budget``,
+    ``upper_grid_step``) as for :func:`pld_accountant.epsilon`.
     Accountants pickle, and ``state_dict()`` / ``load_state_dict()`` save and restore them.
 
     >>> from pld_accountant import PLDAccountant
@@ -78,8 +78,9 @@ class PLDAccountant:
         grid_step: Optional[float] = None,
         tail_mass: Optional[float] = None,
         memory_budget: Optional[float] = None,
+        upper_grid_step: Optional[Union[float, str]] = None,
     ) -> None:
-        options = _options(tolerance, grid_step, tail_mass, memory_budget)
+        options = _options(tolerance, grid_step, tail_mass, memory_budget, upper_grid_step)
         _native.check_options(**options)
         self.history = []
         self._options = options

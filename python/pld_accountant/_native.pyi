@@ -22,6 +22,7 @@ def epsilon(
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> Tuple[str, str]: ...
 def delta(
     spec: str,
@@ -31,6 +32,7 @@ def delta(
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> Tuple[str, str]: ...
 def epsilons(
     spec: str,
@@ -40,6 +42,7 @@ def epsilons(
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
 def deltas(
     spec: str,
@@ -49,6 +52,7 @@ def deltas(
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
 def compare(
     spec: str,
@@ -58,6 +62,7 @@ def compare(
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> Tuple[str, str]: ...
 def calibrate(
     spec: str,
@@ -68,6 +73,7 @@ def calibrate(
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> Tuple[str, str]: ...
 def normalize_spec(spec: str) -> str: ...
 def check_options(
@@ -76,6 +82,7 @@ def check_options(
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> None: ...
 def check_step(noise_multiplier: float, sample_rate: float) -> None: ...
 def history_spec(history: Sequence[Sequence[float]]) -> Optional[str]: ...

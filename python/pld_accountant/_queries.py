@@ -20,9 +20,16 @@ def _options(
     grid_step: Optional[float],
     tail_mass: Optional[float],
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> Dict[str, Any]:
     """The accuracy options that were given (the others keep the accountant's defaults)."""
-    given = {"tolerance": tolerance, "grid_step": grid_step, "tail_mass": tail_mass, "memory_budget": memory_budget}
+    given = {
+        "tolerance": tolerance,
+        "grid_step": grid_step,
+        "tail_mass": tail_mass,
+        "memory_budget": memory_budget,
+        "upper_grid_step": upper_grid_step,
+    }
     return {name: value for name, value in given.items() if value is not None}
 
 
@@ -35,6 +42,7 @@ def epsilon(
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> EpsilonAnswer:
     """The guaranteed bracket on ε at ``delta`` (``pld epsilon``).
 
@@ -51,7 +59,11 @@ def epsilon(
     (``--grid-step``, in [1e-12, 1]); ``tail_mass`` fixes the truncation mass (in (0, 1e-3));
     ``memory_budget`` caps the accountant's grids in MiB (default 2048, at least 16;
     ``--memory-budget``): an answer cut short by it has ``settings["stopped_by"] ==
-    "memory budget"`` and ``tolerance_met`` false.
+    "memory budget"`` and ``tolerance_met`` false; ``upper_grid_step`` (default 1e-4 nats,
+    dp_accounting's default grid; ``--upper-grid-step``) is the grid the upper bound is
+    computed on once more when the tolerance was met on a coarser one and that grid is
+    cheap (``settings["upper_grid_step"]`` says when it was), ``"off"`` to let the
+    tolerance alone choose.
 
     Raises :class:`pld_accountant.Error` (a ``ValueError``) with the CLI's message for
     invalid input, ``TypeError`` for an argument of the wrong Python type.
@@ -65,7 +77,7 @@ def epsilon(
     >>> answer.settings["tolerance_met"], answer.upper - answer.lower < 1e-3 * answer.upper
     (True, True)
     """
-    options = _options(tolerance, grid_step, tail_mass, memory_budget)
+    options = _options(tolerance, grid_step, tail_mass, memory_budget, upper_grid_step)
     return EpsilonAnswer._from_native(_native.epsilon(spec_text(spec), delta, **options))
 
 
@@ -78,6 +90,7 @@ def delta(
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> DeltaAnswer:
     """The guaranteed bracket on δ at ``epsilon`` (``pld delta``).
 
@@ -91,7 +104,7 @@ def delta(
     >>> answer.lower <= answer.upper < 0.01
     True
     """
-    options = _options(tolerance, grid_step, tail_mass, memory_budget)
+    options = _options(tolerance, grid_step, tail_mass, memory_budget, upper_grid_step)
     return DeltaAnswer._from_native(_native.delta(spec_text(spec), epsilon, **options))
 
 
@@ -104,6 +117,7 @@ def epsilons(
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> Tuple[np.ndarray, np.ndarray]:
     """The brackets on ε at every δ of ``deltas`` (``pld curve --deltas``): two float64 numpy
     arrays ``(upper, lower)`` of the shape of ``deltas`` (any array-like of numbers).
@@ -119,7 +133,7 @@ def epsilons(
     ((3,), True, True)
     """
     values = _float_array(deltas, "deltas")
-    options = _options(tolerance, grid_step, tail_mass, memory_budget)
+    options = _options(tolerance, grid_step, tail_mass, memory_budget, upper_grid_step)
     return _native.epsilons(spec_text(spec), values, **options)
 
 
@@ -132,12 +146,13 @@ def deltas(
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> Tuple[np.ndarray, np.ndarray]:
     """The brackets on δ at every ε of ``epsilons`` (``pld curve --epsilons``): two float64
     numpy arrays ``(upper, lower)`` of the shape of ``epsilons``. Options as for :func:`delta`.
     """
     values = _float_array(epsilons, "epsilons")
-    options = _options(tolerance, grid_step, tail_mass, memory_budget)
+    options = _options(tolerance, grid_step, tail_mass, memory_budget, upper_grid_step)
     return _native.deltas(spec_text(spec), values, **options)
 
 
@@ -161,6 +176,7 @@ def compare(
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> Comparison:
     """ε at ``delta`` from every accountant that applies (``pld compare``): the PLD upper and
     lower bounds, RDP, zCDP, the composition theorems, the exact optimal composition and the
@@ -179,7 +195,7 @@ def compare(
     >>> [(row["method"], round(row["epsilon"], 6), row["kind"]) for row in rows]
     [('pld_upper', 1.828244, 'upper_bound'), ('pld_lower', 1.827804, 'lower_bound'), ('rdp', 2.101365, 'upper_bound'), ('clt_estimate', 1.617712, 'estimate')]
     """
-    options = _options(tolerance, grid_step, tail_mass, memory_budget)
+    options = _options(tolerance, grid_step, tail_mass, memory_budget, upper_grid_step)
     text, display = _native.compare(spec_text(spec), delta, **options)
     data = from_json(text)
     return Comparison(data["rows"], data["delta"], data["not_applicable"], display)
@@ -195,6 +211,7 @@ def calibrate(
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> Calibration:
     """The best value of the one field of ``spec`` written as ``None`` (JSON ``null``) for the
     target (``epsilon``, ``delta``) (``pld calibrate``): a noise ``sigma`` or ``scale`` as
@@ -214,7 +231,7 @@ def calibrate(
     >>> found["parameter"], round(found["value"], 4), found["epsilon"]["upper"] <= 2.0
     ('sigma', 0.9591, True)
     """
-    options = _options(tolerance, grid_step, tail_mass, memory_budget)
+    options = _options(tolerance, grid_step, tail_mass, memory_budget, upper_grid_step)
     text, display = _native.calibrate(spec_text(spec), epsilon, delta, **options)
     return Calibration(from_json(text), display)
 
@@ -233,6 +250,7 @@ def get_noise_multiplier(
     grid_step: Optional[float] = None,
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
+    upper_grid_step: Optional[Union[float, str]] = None,
 ) -> float:
     """The smallest noise multiplier for which DP-SGD (Poisson sampling at ``sample_rate``,
     ``steps`` steps or ``epochs`` epochs, add/remove neighbouring) meets (``target_epsilon``,
@@ -263,7 +281,16 @@ def get_noise_multiplier(
         steps = _native.steps_for_epochs(epochs, sample_rate)
     problem = _native.noise_multiplier_problem(sample_rate, steps)
     try:
-        found = calibrate(problem, target_epsilon, target_delta, tolerance=tolerance, grid_step=grid_step, tail_mass=tail_mass)
+        found = calibrate(
+            problem,
+            target_epsilon,
+            target_delta,
+            tolerance=tolerance,
+            grid_step=grid_step,
+            tail_mass=tail_mass,
+            memory_budget=memory_budget,
+            upper_grid_step=upper_grid_step,
+        )
     except Error as e:
         message = str(e)
         for ours, opacus in (("invalid epsilon =", "invalid target_epsilon ="), ("invalid delta =", "invalid target_delta =")):

@@ -1,4 +1,5 @@
-//! The accuracy options (`tolerance`, `grid_step`, `tail_mass`, `memory_budget`) as the library's
+//! The accuracy options (`tolerance`, `grid_step`, `tail_mass`, `memory_budget`,
+//! `upper_grid_step`) as the library's
 //! [`AccountantOptions`], with the command line's meaning of `tolerance`.
 
 use crate::guard;
@@ -15,6 +16,15 @@ pub enum ToleranceArg {
     /// `{"relative": …, "absolute_epsilon": …, "relative_delta": …, "absolute_delta": …}`,
     /// any subset; the others keep their defaults.
     Fields(BTreeMap<String, f64>),
+}
+
+/// `upper_grid_step=`: a grid step in nats, or `"off"` (as `pld --upper-grid-step`).
+#[derive(Debug, Clone, FromPyObject)]
+pub enum UpperGridStepArg {
+    /// A step in nats (checked by the accountant, which names `upper_grid_step`).
+    Step(f64),
+    /// `"off"`; any other text is refused.
+    Word(String),
 }
 
 /// Which quantity a relative `tolerance` applies to (as on the command line).
@@ -34,9 +44,22 @@ pub fn accountant_options(
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
     memory_budget: Option<f64>,
+    upper_grid_step: Option<UpperGridStepArg>,
     target: Target,
 ) -> Result<AccountantOptions, Error> {
     let mut options = AccountantOptions::default();
+    match upper_grid_step {
+        None => {}
+        Some(UpperGridStepArg::Step(h)) => options.upper_grid_step = Some(h),
+        Some(UpperGridStepArg::Word(word)) if word == "off" => options.upper_grid_step = None,
+        Some(UpperGridStepArg::Word(word)) => {
+            return Err(Error::invalid(
+                "upper_grid_step",
+                format!("{word:?}"),
+                "a number of nats in [1e-12, 1], or \"off\"",
+            ))
+        }
+    }
     if let Some(mib) = memory_budget {
         // In MiB, as `pld --memory-budget`; the accountant checks the minimum (16 MiB).
         if !(mib.is_finite() && mib > 0.0 && mib <= 1e9) {
@@ -85,12 +108,13 @@ pub fn accountant_options(
 /// Raises `pld_accountant.Error` naming the option, e.g. `invalid grid_step = 2: must be a
 /// number in [1e-12, 1] (nats)`.
 #[pyfunction]
-#[pyo3(signature = (*, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None))]
+#[pyo3(signature = (*, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None, upper_grid_step=None))]
 pub fn check_options(
     tolerance: Option<ToleranceArg>,
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
     memory_budget: Option<f64>,
+    upper_grid_step: Option<UpperGridStepArg>,
 ) -> PyResult<()> {
     guard::check(|| {
         let options = accountant_options(
@@ -98,6 +122,7 @@ pub fn check_options(
             grid_step,
             tail_mass,
             memory_budget,
+            upper_grid_step,
             Target::Epsilon,
         )?;
         Accountant::new(&CompositionSpec::dp_sgd(1.0, 1.0, 1, 1.0)?, options).map(|_| ())

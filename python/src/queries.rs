@@ -5,7 +5,7 @@
 
 use crate::guard::compute;
 use crate::json_text::{number, optional_number, to_json};
-use crate::options::{accountant_options, Target, ToleranceArg};
+use crate::options::{accountant_options, Target, ToleranceArg, UpperGridStepArg};
 use numpy::ndarray::{ArrayD, IxDyn};
 use numpy::{IntoPyArray, PyArrayDyn, PyReadonlyArrayDyn};
 use pld_accountant::comparison::{NotApplicableRow, PLD_UPPER};
@@ -18,8 +18,9 @@ use std::time::Instant;
 
 /// `pld epsilon --format json` (without `inputs`), and the answer's one-line `Display`
 /// (`ε ∈ [lower, upper] at δ = …`).
+#[allow(clippy::too_many_arguments)] // one argument per Python keyword
 #[pyfunction]
-#[pyo3(signature = (spec, delta, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None))]
+#[pyo3(signature = (spec, delta, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None, upper_grid_step=None))]
 pub fn epsilon(
     py: Python<'_>,
     spec: String,
@@ -28,6 +29,7 @@ pub fn epsilon(
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
     memory_budget: Option<f64>,
+    upper_grid_step: Option<UpperGridStepArg>,
 ) -> PyResult<(String, String)> {
     compute(py, move || {
         let spec = CompositionSpec::from_json_str(&spec)?;
@@ -36,6 +38,7 @@ pub fn epsilon(
             grid_step,
             tail_mass,
             memory_budget,
+            upper_grid_step,
             Target::Epsilon,
         )?;
         let answer = Accountant::new(&spec, options)?.epsilon_for_delta(delta)?;
@@ -44,8 +47,9 @@ pub fn epsilon(
 }
 
 /// `pld delta --format json` (without `inputs`), and the answer's `Display`.
+#[allow(clippy::too_many_arguments)] // one argument per Python keyword
 #[pyfunction]
-#[pyo3(signature = (spec, epsilon, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None))]
+#[pyo3(signature = (spec, epsilon, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None, upper_grid_step=None))]
 pub fn delta(
     py: Python<'_>,
     spec: String,
@@ -54,6 +58,7 @@ pub fn delta(
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
     memory_budget: Option<f64>,
+    upper_grid_step: Option<UpperGridStepArg>,
 ) -> PyResult<(String, String)> {
     compute(py, move || {
         let spec = CompositionSpec::from_json_str(&spec)?;
@@ -62,6 +67,7 @@ pub fn delta(
             grid_step,
             tail_mass,
             memory_budget,
+            upper_grid_step,
             Target::Delta,
         )?;
         let answer = Accountant::new(&spec, options)?.delta_for_epsilon(epsilon)?;
@@ -74,8 +80,9 @@ type Arrays<'py> = (Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<f64>>);
 
 /// Two arrays of `deltas`' shape: the upper and lower ends of the bracket on ε at each δ
 /// (`pld curve --deltas`). Every δ is checked before any work.
+#[allow(clippy::too_many_arguments)] // one argument per Python keyword
 #[pyfunction]
-#[pyo3(signature = (spec, deltas, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None))]
+#[pyo3(signature = (spec, deltas, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None, upper_grid_step=None))]
 pub fn epsilons<'py>(
     py: Python<'py>,
     spec: String,
@@ -84,6 +91,7 @@ pub fn epsilons<'py>(
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
     memory_budget: Option<f64>,
+    upper_grid_step: Option<UpperGridStepArg>,
 ) -> PyResult<Arrays<'py>> {
     let (shape, values) = copied(&deltas);
     let points = Points {
@@ -99,6 +107,7 @@ pub fn epsilons<'py>(
             grid_step,
             tail_mass,
             memory_budget,
+            upper_grid_step,
             Target::Epsilon,
         )?;
         let accountant = Accountant::new(&spec, options)?;
@@ -109,8 +118,9 @@ pub fn epsilons<'py>(
 
 /// Two arrays of `epsilons`' shape: the upper and lower ends of the bracket on δ at each ε
 /// (`pld curve --epsilons`).
+#[allow(clippy::too_many_arguments)] // one argument per Python keyword
 #[pyfunction]
-#[pyo3(signature = (spec, epsilons, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None))]
+#[pyo3(signature = (spec, epsilons, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None, upper_grid_step=None))]
 pub fn deltas<'py>(
     py: Python<'py>,
     spec: String,
@@ -119,6 +129,7 @@ pub fn deltas<'py>(
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
     memory_budget: Option<f64>,
+    upper_grid_step: Option<UpperGridStepArg>,
 ) -> PyResult<Arrays<'py>> {
     let (shape, values) = copied(&epsilons);
     let points = Points {
@@ -134,6 +145,7 @@ pub fn deltas<'py>(
             grid_step,
             tail_mass,
             memory_budget,
+            upper_grid_step,
             Target::Delta,
         )?;
         let accountant = Accountant::new(&spec, options)?;
@@ -236,8 +248,9 @@ struct CompareRow {
 }
 
 /// `pld compare --format json` (without `source` and `inputs`), and the library's table.
+#[allow(clippy::too_many_arguments)] // one argument per Python keyword
 #[pyfunction]
-#[pyo3(signature = (spec, delta, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None))]
+#[pyo3(signature = (spec, delta, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None, upper_grid_step=None))]
 pub fn compare(
     py: Python<'_>,
     spec: String,
@@ -246,6 +259,7 @@ pub fn compare(
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
     memory_budget: Option<f64>,
+    upper_grid_step: Option<UpperGridStepArg>,
 ) -> PyResult<(String, String)> {
     compute(py, move || {
         let spec = CompositionSpec::from_json_str(&spec)?;
@@ -254,6 +268,7 @@ pub fn compare(
             grid_step,
             tail_mass,
             memory_budget,
+            upper_grid_step,
             Target::Epsilon,
         )?;
         // Bad options are named before δ, as by the CLI.
@@ -298,7 +313,7 @@ struct CalibrationReport {
 
 /// `pld calibrate --format json`, and the library's `Display` of the calibration.
 #[pyfunction]
-#[pyo3(signature = (spec, epsilon, delta, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None))]
+#[pyo3(signature = (spec, epsilon, delta, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None, upper_grid_step=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn calibrate(
     py: Python<'_>,
@@ -309,6 +324,7 @@ pub fn calibrate(
     grid_step: Option<f64>,
     tail_mass: Option<f64>,
     memory_budget: Option<f64>,
+    upper_grid_step: Option<UpperGridStepArg>,
 ) -> PyResult<(String, String)> {
     compute(py, move || {
         // The target first, as the CLI checks it before reading the specification.
@@ -324,6 +340,7 @@ pub fn calibrate(
             grid_step,
             tail_mass,
             memory_budget,
+            upper_grid_step,
             Target::Epsilon,
         )?;
         let start = Instant::now();

@@ -37,6 +37,24 @@ def test_epsilon_takes_a_dict_or_json_text_and_answers_a_bracket():
     assert (upper, lower) == (answer.upper, answer.lower)
 
 
+def test_upper_grid_step_is_the_command_lines_option():
+    # Default: the upper bound once more on a 1e-4 grid (dp_accounting's default), as `pld`.
+    default = pld.epsilon(DP_SGD, 1e-5)
+    assert default.settings["upper_grid_step"] == 1e-4
+    off = pld.epsilon(DP_SGD, 1e-5, upper_grid_step="off")
+    assert "upper_grid_step" not in off.settings
+    assert off.lower == default.lower and off.upper > default.upper
+    finer = pld.epsilon(DP_SGD, 1e-5, upper_grid_step=5e-5)
+    assert finer.settings["upper_grid_step"] == 5e-5 and finer.upper <= default.upper + 1e-7
+    with pytest.raises(pld.Error, match=r'^invalid upper_grid_step = "of": must be a number of nats'):
+        pld.epsilon(DP_SGD, 1e-5, upper_grid_step="of")
+    with pytest.raises(pld.Error, match=r"^invalid upper_grid_step = 2: must be"):
+        pld.PLDAccountant(upper_grid_step=2.0)
+    accountant = pld.PLDAccountant(upper_grid_step="off")
+    accountant.step(noise_multiplier=1.0, sample_rate=0.01)
+    assert accountant.get_epsilon(1e-5) > 0
+
+
 def test_answers_print_nicely():
     answer = pld.epsilon(DP_SGD, 1e-5)
     assert repr(answer) == f"EpsilonAnswer(upper={answer.upper!r}, lower={answer.lower!r}, delta=1e-05)"
