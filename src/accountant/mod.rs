@@ -1083,57 +1083,52 @@ impl Accountant {
         ))
     }
 
-    /// The upper bound on the grid of [`AccountantOptions::upper_grid_step`] after a grid of
-    /// step `grid.step` met the tolerance (`bracket`, `wanted` wide at most, its largest
-    /// composed PMF `points` long, `bytes` at its peak): `(upper bound, step)`, or `None`
-    /// when the option is off, the grid is already that fine, the bracket is already a
-    /// thousand times narrower than wanted, the finer grid would not be cheap (more than
-    /// [`FINE_UPPER_POINTS`] composed points, or [`FINE_UPPER_WORK`] points times the
-    /// distinct single PMFs, or over the memory budget), or its computation fails. Only the
-    /// upper bounds are computed there (ADD's only when `known_add`, a guaranteed bound on it,
-    /// does not settle it): the lower end stays that of `bracket`.
+    /// The step of [`AccountantOptions::upper_grid_step`]'s finer grid, aligned to the
+    /// plan's lattice, when that grid is cheap as predicted from an evaluated grid of step
+    /// `step` (its largest composed PMF `points` long, `bytes` at its peak): at most
+    /// [`FINE_UPPER_POINTS`] composed points, [`FINE_UPPER_WORK`] points times the distinct
+    /// single PMFs, within the memory budget together with a grid like the evaluated one,
+    /// and only for plans whose cost follows the
+    /// grid's size. `None` when the option is off, `step` is already that fine, or the grid
+    /// would not be cheap.
+    fn cheap_finer_step(&self, step: f64, points: usize, bytes: f64) -> Option<f64> {
+        let fine = self.options.upper_grid_step?;
+        if step <= fine || !self.plan.discretizes_per_point() {
+            return None;
+        }
+        let fine_step = self.plan.aligned_step(fine);
+        let growth = step / fine_step;
+        let fine_points = points as f64 * growth;
+        let cheap = fine_points <= FINE_UPPER_POINTS
+            && fine_points * self.plan.distinct_factors() as f64 <= FINE_UPPER_WORK
+            // (beside the next grid's evaluation, when computed speculatively)
+            && bytes * (growth + 1.0) <= self.options.memory_budget_bytes() as f64
+            && self.plan.fits(fine_step);
+        cheap.then_some(fine_step)
+    }
+
+    /// The upper bound alone on the grid `grid` with step `fine_step` (REMOVE's, and ADD's
+    /// only when `known_add`, a guaranteed bound on it, does not settle it), or `None` when
+    /// its computation fails.
     #[allow(clippy::too_many_arguments)]
-    fn finer_upper(
+    fn upper_only(
         &self,
         grid: Grid,
-        bracket: &Bracket,
-        wanted: f64,
-        points: usize,
-        bytes: f64,
+        fine_step: f64,
         known_add: Option<f64>,
         query: &(dyn Fn(&GridPmf) -> f64 + Sync),
         charged: &(dyn Fn(&GridPmf, f64) -> f64 + Sync),
         target: &dyn Fn(&Bracket) -> f64,
-    ) -> Option<(f64, f64)> {
-        let fine = self.options.upper_grid_step?;
-        if grid.step <= fine
-            || bracket.width() <= wanted / 1000.0
-            || !self.plan.discretizes_per_point()
-        {
-            return None;
-        }
-        let step = self.plan.aligned_step(fine);
-        let growth = grid.step / step;
-        let fine_points = points as f64 * growth;
-        let cheap = fine_points <= FINE_UPPER_POINTS
-            && fine_points * self.plan.distinct_factors() as f64 <= FINE_UPPER_WORK
-            && bytes * growth <= self.options.memory_budget_bytes() as f64
-            && self.plan.fits(step);
-        if !cheap {
-            return None;
-        }
+    ) -> Option<f64> {
+        let fine = Grid {
+            step: fine_step,
+            ..grid
+        };
         let evaluation = self
-            .evaluate(
-                Grid { step, ..grid },
-                query,
-                charged,
-                target,
-                known_add,
-                true,
-            )
+            .evaluate(fine, query, charged, target, known_add, true)
             .ok()?;
         let upper = evaluation.bracket.upper;
-        (upper >= 0.0).then_some((upper, step))
+        (upper >= 0.0).then_some(upper)
     }
 
     /// Compute at a grid step, refining it until the bracket meets the tolerance.
@@ -1145,7 +1140,7 @@ impl Accountant {
         merge_budget: f64,
         query: impl Fn(&GridPmf) -> f64 + Sync,
         charged: impl Fn(&GridPmf, f64) -> f64 + Sync,
-        target: impl Fn(&Bracket) -> f64,
+        target: impl Fn(&Bracket) -> f64 + Sync,
         round_off_share: impl Fn(f64, f64) -> f64,
     ) -> Result<(Bracket, Settings, f64)> {
         let fixed = self.options.grid_step;
@@ -1160,6 +1155,12 @@ impl Accountant {
         // The tightest guaranteed upper bound on ADD's answer seen so far (see `evaluate`).
         let mut known_add: Option<f64> = None;
         let budget = self.options.memory_budget_bytes() as f64;
+        // The finer grid's upper bound (`AccountantOptions::upper_grid_step`): whether it was
+        // tried, and its value and step when it succeeded.
+        let mut fine_tried = false;
+        let mut fine_upper: Option<(f64, f64)> = None;
+        // Step, largest composed PMF and peak bytes of the last evaluated grid.
+        let mut previous: Option<(f64, usize, f64)> = None;
         loop {
             let grid = Grid {
                 step,
@@ -1184,6 +1185,34 @@ impl Accountant {
                     });
                 }
             }
+            let evaluated = {
+                // After a refinement the grid is chosen to meet the tolerance: when the finer
+                // upper grid is cheap too, its upper bound is computed beside this grid's
+                // evaluation (the two threads share the work) rather than after it.
+                let speculate = match (fixed, previous, fine_tried) {
+                    (None, Some((s, p, b)), false) => self
+                        .cheap_finer_step(s, p, b)
+                        .filter(|&fine_step| step > fine_step),
+                    _ => None,
+                };
+                match speculate {
+                    Some(fine_step) => {
+                        let (evaluation, fine) = parallel::join(
+                            || self.evaluate(grid, &query, &charged, &target, known_add, false),
+                            || {
+                                let upper = self.upper_only(
+                                    grid, fine_step, known_add, &query, &charged, &target,
+                                );
+                                upper.map(|u| (u, fine_step))
+                            },
+                        );
+                        fine_tried = true;
+                        fine_upper = fine;
+                        evaluation
+                    }
+                    None => self.evaluate(grid, &query, &charged, &target, known_add, false),
+                }
+            };
             let Evaluation {
                 bracket,
                 worse_direction,
@@ -1191,7 +1220,7 @@ impl Accountant {
                 roundoff_mass,
                 bytes,
                 add_upper,
-            } = match self.evaluate(grid, &query, &charged, &target, known_add, false) {
+            } = match evaluated {
                 Ok(evaluation) => evaluation,
                 // The first grid is too fine for the composition's range: coarsen it (the
                 // bracket will say how loose the answer is) rather than give up.
@@ -1209,6 +1238,12 @@ impl Accountant {
                 Err(error) => return Err(error),
             };
             known_add = add_upper;
+            previous = Some((step, points, bytes));
+            // The finer grid's upper bound, when computed, is as guaranteed as this one's.
+            let bracket = match fine_upper {
+                Some((upper, _)) if upper < bracket.upper => Bracket { upper, ..bracket },
+                _ => bracket,
+            };
             // Every grid's bracket is guaranteed: keep the tightest ends seen so far, so that
             // a refinement never loosens either end.
             let bracket = match best {
@@ -1263,14 +1298,20 @@ impl Accountant {
             if give_up || too_large || over_budget || stalled {
                 // The upper end once more on the finer grid of `upper_grid_step` (cheap
                 // grids only): the smaller of two guaranteed upper bounds.
-                let finer = match (met, fixed) {
-                    (true, None) => self.finer_upper(
-                        grid, &bracket, wanted, points, bytes, add_upper, &query, &charged, &target,
-                    ),
+                // (Computed after this grid met the tolerance, unless it already was beside it;
+                // skipped when the bracket is already a thousand times narrower than wanted.)
+                let finer = match (met, fixed, fine_tried) {
+                    (_, _, true) => fine_upper,
+                    (true, None, false) if bracket.width() > wanted / 1000.0 => self
+                        .cheap_finer_step(step, points, bytes)
+                        .and_then(|fine_step| {
+                            self.upper_only(grid, fine_step, add_upper, &query, &charged, &target)
+                                .map(|u| (u, fine_step))
+                        }),
                     _ => None,
                 };
                 let (bracket, upper_grid_step) = match finer {
-                    Some((upper, fine_step)) if upper < bracket.upper => {
+                    Some((upper, fine_step)) if upper <= bracket.upper => {
                         (Bracket { upper, ..bracket }, Some(fine_step))
                     }
                     _ => (bracket, None),

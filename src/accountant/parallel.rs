@@ -57,6 +57,18 @@ pub(super) fn warm_up() {
     let _ = pool();
 }
 
+/// `a` and `b` at once on the pool's threads (each may call [`parallel_map`] itself), or one
+/// after the other on the caller's thread when there is no pool.
+pub(super) fn join<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    match pool() {
+        Some(pool) => pool.install(|| rayon::join(a, b)),
+        None => (a(), b()),
+    }
+}
+
 /// `f` applied to every item, in order, by up to [`MAX_THREADS`] threads (no more than the
 /// machine's parallelism). Threads take the items in order, so putting the costliest first
 /// balances the load. A panicking item becomes an error for that item instead of a panic.

@@ -77,14 +77,15 @@ pub struct AccountantOptions {
     /// The estimate is of the accountant's own buffers; the process needs a few MiB more.
     pub memory_budget: Option<u64>,
     /// When the grid chosen for the tolerance is coarser than this (nats), the upper bound
-    /// is computed once more on a grid this fine (default [`DEFAULT_UPPER_GRID_STEP`]), if
-    /// that grid is cheap: predicted from the grid that met the tolerance, at most 2¹⁹
-    /// composed points and 2²¹ points times the number of distinct events, and within the
-    /// memory budget. Only the upper end moves, and only down: both grids' upper bounds are
-    /// guaranteed, the smaller is kept ([`Settings::upper_grid_step`] says when it came from
-    /// the finer grid). Skipped when the bracket is already a thousand times narrower than
-    /// the tolerance asks, and with a fixed [`AccountantOptions::grid_step`]. `None`: the
-    /// tolerance alone chooses the grid.
+    /// is also computed on a grid this fine (default [`DEFAULT_UPPER_GRID_STEP`]), if that
+    /// grid is cheap: predicted from the last evaluated grid, at most 2¹⁹ composed points
+    /// and 2²¹ points times the number of distinct events, and within the memory budget.
+    /// It is computed beside the grid a refinement chooses, or after the first grid when
+    /// that one met the tolerance. Only the upper end moves, and only down: both grids'
+    /// upper bounds are guaranteed, the smaller is kept ([`Settings::upper_grid_step`] says when it came from
+    /// the finer grid). Skipped with a fixed [`AccountantOptions::grid_step`], and after a
+    /// first grid whose bracket is already a thousand times narrower than the tolerance asks.
+    /// `None`: the tolerance alone chooses the grid.
     pub upper_grid_step: Option<f64>,
 }
 
