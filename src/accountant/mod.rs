@@ -1321,7 +1321,10 @@ impl Accountant {
                     None
                 } else if stalled {
                     Some("round-off")
-                } else if converged {
+                } else if converged || (too_large && !over_budget && stalls > 0) {
+                    // (Also when the grid size stops a refinement right after one that did
+                    // not narrow the bracket: that, not the size, is what the user can act
+                    // on.)
                     Some("not narrowing")
                 } else if over_budget {
                     Some("memory budget")
