@@ -1108,8 +1108,8 @@ impl Accountant {
     }
 
     /// The upper bound alone on the grid `grid` with step `fine_step` (REMOVE's, and ADD's
-    /// only when `known_add`, a guaranteed bound on it, does not settle it), or `None` when
-    /// its computation fails.
+    /// only when `known_add`, a guaranteed bound on it, does not settle it), with that step;
+    /// `None` when its computation fails.
     #[allow(clippy::too_many_arguments)]
     fn upper_only(
         &self,
@@ -1119,7 +1119,7 @@ impl Accountant {
         query: &(dyn Fn(&GridPmf) -> f64 + Sync),
         charged: &(dyn Fn(&GridPmf, f64) -> f64 + Sync),
         target: &dyn Fn(&Bracket) -> f64,
-    ) -> Option<f64> {
+    ) -> Option<(f64, f64)> {
         let fine = Grid {
             step: fine_step,
             ..grid
@@ -1128,7 +1128,7 @@ impl Accountant {
             .evaluate(fine, query, charged, target, known_add, true)
             .ok()?;
         let upper = evaluation.bracket.upper;
-        (upper >= 0.0).then_some(upper)
+        (upper >= 0.0).then_some((upper, fine_step))
     }
 
     /// Compute at a grid step, refining it until the bracket meets the tolerance.
@@ -1200,10 +1200,9 @@ impl Accountant {
                         let (evaluation, fine) = parallel::join(
                             || self.evaluate(grid, &query, &charged, &target, known_add, false),
                             || {
-                                let upper = self.upper_only(
+                                self.upper_only(
                                     grid, fine_step, known_add, &query, &charged, &target,
-                                );
-                                upper.map(|u| (u, fine_step))
+                                )
                             },
                         );
                         fine_tried = true;
@@ -1296,17 +1295,16 @@ impl Accountant {
                 points as f64 * (step / next) > MAX_REFINED_POINTS as f64 || !self.plan.fits(next);
             let over_budget = bytes * (step / next) > budget;
             if give_up || too_large || over_budget || stalled {
-                // The upper end once more on the finer grid of `upper_grid_step` (cheap
-                // grids only): the smaller of two guaranteed upper bounds.
-                // (Computed after this grid met the tolerance, unless it already was beside it;
-                // skipped when the bracket is already a thousand times narrower than wanted.)
+                // The finer upper grid of `upper_grid_step` (cheap grids only): computed beside
+                // a refined grid above, else now that this grid met the tolerance (unless its
+                // bracket is already a thousand times narrower than wanted). Its upper bound
+                // was merged above when computed there; here it is merged and named.
                 let finer = match (met, fixed, fine_tried) {
                     (_, _, true) => fine_upper,
                     (true, None, false) if bracket.width() > wanted / 1000.0 => self
                         .cheap_finer_step(step, points, bytes)
                         .and_then(|fine_step| {
                             self.upper_only(grid, fine_step, add_upper, &query, &charged, &target)
-                                .map(|u| (u, fine_step))
                         }),
                     _ => None,
                 };

@@ -151,18 +151,26 @@ fn bracket_text(title: String, bracket: Bracket, settings_used: &Settings) -> St
     )
 }
 
-fn settings(s: &Settings) -> String {
-    let method = match (s.grid_step, s.upper_grid_step) {
-        (Some(h), None) => format!(
+/// `PLD (grid step h nats, n refinements)`, naming the finer grid of the upper bound when
+/// there was one (`Settings::upper_grid_step`).
+pub(super) fn grid_method(h: f64, s: &Settings) -> String {
+    match s.upper_grid_step {
+        None => format!(
             "PLD (grid step {h:.3e} nats, {} refinements)",
             s.refinements
         ),
-        (Some(h), Some(fine)) => format!(
+        Some(fine) => format!(
             "PLD (grid step {h:.3e} nats, {} refinements; upper bound on {fine:.3e})",
             s.refinements
         ),
-        (None, _) if s.method == "closed_form" => "closed forms (no grid)".to_string(),
-        (None, _) => "exact Gaussian (closed form)".to_string(),
+    }
+}
+
+fn settings(s: &Settings) -> String {
+    let method = match s.grid_step {
+        Some(h) => grid_method(h, s),
+        None if s.method == "closed_form" => "closed forms (no grid)".to_string(),
+        None => "exact Gaussian (closed form)".to_string(),
     };
     let method = match s.upper_method.as_deref() {
         Some("analytic_gaussian") => format!("{method}; upper bound: exact Gaussian (closed form)"),

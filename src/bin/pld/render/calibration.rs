@@ -1,7 +1,7 @@
 //! `pld calibrate`: the value found, the ε bracket there against the target, and the nearest
 //! value that misses (how tight the calibration is).
 
-use super::bracket::method;
+use super::bracket::{grid_method, method};
 use super::number::{calibrated, duration, input, lower, raw, short, significant, upper, Toward};
 use super::text_table::{Align, Column, TextTable};
 use super::{csv, markdown, Report};
@@ -278,16 +278,9 @@ impl Report for CalibrationReport {
             ("delta".into(), input(c.delta), String::new()),
             (
                 "method".into(),
-                match (c.settings.grid_step, c.settings.upper_grid_step) {
-                    (Some(h), None) => format!(
-                        "PLD (grid step {h:.3e} nats, {} refinements)",
-                        c.settings.refinements
-                    ),
-                    (Some(h), Some(fine)) => format!(
-                        "PLD (grid step {h:.3e} nats, {} refinements; upper bound on {fine:.3e})",
-                        c.settings.refinements
-                    ),
-                    (None, _) => "exact Gaussian (closed form)".into(),
+                match c.settings.grid_step {
+                    Some(h) => grid_method(h, &c.settings),
+                    None => "exact Gaussian (closed form)".into(),
                 },
                 String::new(),
             ),
