@@ -223,6 +223,20 @@ const FINE_UPPER_POINTS: f64 = (1u64 << 19) as f64;
 /// transforms' work (a thousand distinct events keep their tolerance's grid).
 const FINE_UPPER_WORK: f64 = (1u64 << 21) as f64;
 
+/// Most distinct single PMFs of a plan whose finer upper grid is computed first, beside the
+/// first grid's lower bound (see [`Accountant::fine_first_step`]): the probe that predicts
+/// its cost composes them all.
+const FINE_FIRST_FACTORS: usize = 4;
+
+/// How much coarser than the first grid the probe predicting the finer upper grid's cost
+/// is (see [`Accountant::fine_first_step`]).
+const PROBE_COARSENING: f64 = 4.0;
+
+/// The share of the tolerance the first lower end's grid is chosen for when the finer upper
+/// grid is computed first (see [`Accountant::fine_first_steps`]): below 1, so that a probe
+/// that predicts a little too coarse a grid rarely costs a refinement.
+const FIRST_LOWER_AIM: f64 = 1.0;
+
 /// How much coarser than the evaluated grid ADD's upper bound is first computed to check
 /// whether ADD can matter (see `Accountant::evaluate`). On DP-SGD the ADD direction's ε is
 /// below REMOVE's by 0.1–0.6 nats (σ 1, q 0.01, 10⁴ steps, δ 1e-5: 5.61 against 6.19), far
@@ -259,6 +273,29 @@ struct Evaluation {
     bytes: f64,
     /// The smallest guaranteed upper bound on ADD's answer known after this evaluation (its
     /// coarse check, or the one passed in), for asymmetric plans.
+    add_upper: Option<f64>,
+}
+
+/// Which ends of the bracket an evaluation computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ends {
+    /// Both, in every direction that can change them.
+    Both,
+    /// The upper end alone (the lower end is −∞).
+    Upper,
+    /// The lower end alone (the upper end is +∞): REMOVE's lower bound, and ADD's too when
+    /// `with_add` (the true answer is the larger of the two directions', so REMOVE's lower
+    /// bound alone is a lower bound on it).
+    Lower { with_add: bool },
+}
+
+/// The upper end of a bracket computed on its own (see [`Accountant::upper_only`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct UpperEnd {
+    upper: f64,
+    step: f64,
+    worse_direction: &'static str,
+    /// As [`Evaluation::add_upper`].
     add_upper: Option<f64>,
 }
 
@@ -905,6 +942,10 @@ impl Accountant {
     /// check; then, if needed, ADD's bounds) are independent: they are computed by a small
     /// pool of threads, largest first (see [`parallel_map`]). Each is a pure function of its
     /// inputs, so the answer does not depend on the scheduling.
+    ///
+    /// `ends` may ask for one end only: [`Ends::Upper`] (no lower grids at all), or
+    /// [`Ends::Lower`] (REMOVE's lower bound on the grid h, and ADD's when asked; the upper
+    /// end is then +∞, for the caller to take from a finer grid).
     fn evaluate(
         &self,
         grid: Grid,
@@ -912,9 +953,10 @@ impl Accountant {
         charged: &(dyn Fn(&GridPmf, f64) -> f64 + Sync),
         wanted: &dyn Fn(&Bracket) -> f64,
         known_add: Option<f64>,
-        upper_only: bool,
+        ends: Ends,
     ) -> Result<Evaluation> {
         let symmetric = self.plan.is_symmetric();
+        let upper_only = ends == Ends::Upper;
         let roundoff_mass = std::sync::Mutex::new(0.0_f64);
         let task_bytes_seen = std::sync::Mutex::new(Vec::<f64>::new());
         // (value, number of grid points) of one direction in one bound.
@@ -937,13 +979,41 @@ impl Accountant {
                         (value, pmf.len())
                     })
             };
+        if let Ends::Lower { with_add } = ends {
+            let directions: &[Direction] = if with_add && !symmetric {
+                &[Direction::Remove, Direction::Add]
+            } else {
+                &[Direction::Remove]
+            };
+            let tasks: Vec<_> = directions
+                .iter()
+                .map(|&direction| (Bound::Lower, direction, grid))
+                .collect();
+            let (mut lower, mut points) = (f64::NEG_INFINITY, 0);
+            for result in parallel_map(&tasks, run) {
+                let (value, n) = result?;
+                lower = lower.max(value);
+                points = points.max(n);
+            }
+            return Ok(Evaluation {
+                bracket: Bracket {
+                    upper: f64::INFINITY,
+                    lower,
+                },
+                worse_direction: if symmetric { "both" } else { "remove" },
+                points,
+                roundoff_mass: roundoff_mass.lock().map_or(f64::INFINITY, |r| *r),
+                bytes: peak_bytes(&task_bytes_seen),
+                add_upper: known_add,
+            });
+        }
         let chain = match self.options.grid_step {
             Some(_) if !upper_only => coarser_steps(grid.step),
             _ => Vec::new(),
         };
         // At a fixed step the lower end is first read from the coarser grids alone (about
         // half the cost of the grid h); the grid h's own lower bound is computed only when
-        // that bracket misses the tolerance (see below). `upper_only`: no lower bound at all
+        // that bracket misses the tolerance (see below). `Ends::Upper`: no lower bound at all
         // (the bracket's lower end is −∞).
         let lower_first = chain.is_empty() && !upper_only;
         // The tasks of one direction: upper at h, lower at h unless deferred, then the
@@ -1108,8 +1178,8 @@ impl Accountant {
     }
 
     /// The upper bound alone on the grid `grid` with step `fine_step` (REMOVE's, and ADD's
-    /// only when `known_add`, a guaranteed bound on it, does not settle it), with that step;
-    /// `None` when its computation fails.
+    /// only when `known_add`, a guaranteed bound on it, does not settle it); `None` when its
+    /// computation fails.
     #[allow(clippy::too_many_arguments)]
     fn upper_only(
         &self,
@@ -1119,16 +1189,81 @@ impl Accountant {
         query: &(dyn Fn(&GridPmf) -> f64 + Sync),
         charged: &(dyn Fn(&GridPmf, f64) -> f64 + Sync),
         target: &dyn Fn(&Bracket) -> f64,
-    ) -> Option<(f64, f64)> {
+    ) -> Option<UpperEnd> {
         let fine = Grid {
             step: fine_step,
             ..grid
         };
         let evaluation = self
-            .evaluate(fine, query, charged, target, known_add, true)
+            .evaluate(fine, query, charged, target, known_add, Ends::Upper)
             .ok()?;
         let upper = evaluation.bracket.upper;
-        (upper >= 0.0).then_some((upper, fine_step))
+        (upper >= 0.0).then_some(UpperEnd {
+            upper,
+            step: fine_step,
+            worse_direction: evaluation.worse_direction,
+            add_upper: evaluation.add_upper,
+        })
+    }
+
+    /// The step of [`AccountantOptions::upper_grid_step`]'s grid when its upper bound is worth
+    /// computing before any other, beside the first grid's lower bound, and the step of that
+    /// first grid: for plans of at most [`FINE_FIRST_FACTORS`] distinct single PMFs, all
+    /// with continuous losses (see [`Plan::continuous_losses`]), when the finer grid is cheap (see
+    /// [`Accountant::cheap_finer_step`]). Both are predicted from a probe, the composition's
+    /// REMOVE bounds on a grid [`PROBE_COARSENING`] times coarser than `grid` (a few percent
+    /// of its cost): the finer grid's size from the probe's, and the lower end's grid from
+    /// the probe's bracket, whose width shrinks about like the step squared (aiming at
+    /// [`FIRST_LOWER_AIM`] of the tolerance, within a factor 8 of `grid`'s step either way).
+    fn fine_first_steps(
+        &self,
+        grid: Grid,
+        query: &(dyn Fn(&GridPmf) -> f64 + Sync),
+        target: &dyn Fn(&Bracket) -> f64,
+    ) -> Option<(f64, f64)> {
+        let fine = self.options.upper_grid_step?;
+        if grid.step <= fine
+            || !self.plan.continuous_losses()
+            || self.plan.distinct_factors() > FINE_FIRST_FACTORS
+        {
+            return None;
+        }
+        let probe = Grid {
+            step: self
+                .plan
+                .aligned_step((grid.step * PROBE_COARSENING).min(MAX_GRID_STEP)),
+            ..grid
+        };
+        let tasks = [Bound::Upper, Bound::Lower];
+        let mut probed = parallel_map(&tasks, |&bound| {
+            self.composed(bound, Direction::Remove, probe)
+        });
+        let lower = probed.pop()?;
+        let (upper, bytes) = probed.pop()?.ok()?;
+        // (The probe is one task; an evaluation holds up to CONCURRENT_TASKS.)
+        let peak = bytes * CONCURRENT_TASKS as f64;
+        let fine_step = self
+            .cheap_finer_step(probe.step, upper.len(), peak)
+            .filter(|&fine_step| grid.step > fine_step)?;
+        let aimed = lower.ok().and_then(|(lower, _)| {
+            let bracket = Bracket {
+                upper: query(&upper),
+                lower: query(&lower),
+            };
+            let (width, wanted) = (bracket.width(), target(&bracket));
+            (width > 0.0 && width.is_finite() && wanted > 0.0)
+                .then(|| probe.step * (FIRST_LOWER_AIM * wanted / width).sqrt())
+        });
+        match aimed {
+            // The tolerance wants a grid about as fine as the finer one, or finer: the
+            // refinements' own upper bounds will do.
+            Some(aimed) if aimed < 2.0 * fine_step => None,
+            Some(aimed) => {
+                let lower_step = aimed.clamp(grid.step / 8.0, grid.step * 8.0);
+                Some((fine_step, self.plan.aligned_step(lower_step)))
+            }
+            None => Some((fine_step, grid.step)),
+        }
     }
 
     /// Compute at a grid step, refining it until the bracket meets the tolerance.
@@ -1158,11 +1293,11 @@ impl Accountant {
         // The finer grid's upper bound (`AccountantOptions::upper_grid_step`): whether it was
         // tried, and its value and step when it succeeded.
         let mut fine_tried = false;
-        let mut fine_upper: Option<(f64, f64)> = None;
+        let mut fine_upper: Option<UpperEnd> = None;
         // Step, largest composed PMF and peak bytes of the last evaluated grid.
         let mut previous: Option<(f64, usize, f64)> = None;
         loop {
-            let grid = Grid {
+            let mut grid = Grid {
                 step,
                 tail_mass,
                 tilts,
@@ -1185,20 +1320,73 @@ impl Accountant {
                     });
                 }
             }
+            // Once the finer upper grid's bound is known, the evaluated grids are only
+            // needed for the lower end (ADD's too when ADD was the worse direction there).
+            let ends = match fine_upper {
+                Some(fine) if step > fine.step => Ends::Lower {
+                    with_add: fine.worse_direction == "add",
+                },
+                _ => Ends::Both,
+            };
             let evaluated = {
-                // After a refinement the grid is chosen to meet the tolerance: when the finer
-                // upper grid is cheap too, its upper bound is computed beside this grid's
+                // The first grid: when the finer upper grid is cheap (predicted by a coarse
+                // probe), its upper bound is computed at once, beside this grid's lower bound
+                // (its upper bound would be replaced by the finer one's anyway). After a
+                // refinement the grid is chosen to meet the tolerance: when the finer upper
+                // grid is cheap too, its upper bound is computed beside this grid's
                 // evaluation (the two threads share the work) rather than after it.
+                let first = match (fixed, refinements, fine_tried) {
+                    (None, 0, false) => self.fine_first_steps(grid, &query, &target).map(
+                        |(fine_step, lower_step)| {
+                            // The lower end's grid as predicted, if it fits the budget.
+                            if lower_step != step
+                                && self.plan.memory_estimate(lower_step, tilts) <= budget
+                            {
+                                step = lower_step;
+                                grid.step = lower_step;
+                            }
+                            fine_step
+                        },
+                    ),
+                    _ => None,
+                };
                 let speculate = match (fixed, previous, fine_tried) {
                     (None, Some((s, p, b)), false) => self
                         .cheap_finer_step(s, p, b)
                         .filter(|&fine_step| step > fine_step),
                     _ => None,
                 };
-                match speculate {
-                    Some(fine_step) => {
+                match (first, speculate) {
+                    (Some(fine_step), _) => {
                         let (evaluation, fine) = parallel::join(
-                            || self.evaluate(grid, &query, &charged, &target, known_add, false),
+                            || {
+                                let ends = Ends::Lower { with_add: false };
+                                self.evaluate(grid, &query, &charged, &target, known_add, ends)
+                            },
+                            || {
+                                self.upper_only(
+                                    grid, fine_step, known_add, &query, &charged, &target,
+                                )
+                            },
+                        );
+                        fine_tried = true;
+                        fine_upper = fine;
+                        match fine {
+                            Some(_) => evaluation,
+                            // (Its computation failed: this grid's upper bound after all.)
+                            None => self.evaluate(
+                                grid,
+                                &query,
+                                &charged,
+                                &target,
+                                known_add,
+                                Ends::Both,
+                            ),
+                        }
+                    }
+                    (None, Some(fine_step)) => {
+                        let (evaluation, fine) = parallel::join(
+                            || self.evaluate(grid, &query, &charged, &target, known_add, ends),
                             || {
                                 self.upper_only(
                                     grid, fine_step, known_add, &query, &charged, &target,
@@ -1209,7 +1397,7 @@ impl Accountant {
                         fine_upper = fine;
                         evaluation
                     }
-                    None => self.evaluate(grid, &query, &charged, &target, known_add, false),
+                    (None, None) => self.evaluate(grid, &query, &charged, &target, known_add, ends),
                 }
             };
             let Evaluation {
@@ -1236,12 +1424,23 @@ impl Accountant {
                 }
                 Err(error) => return Err(error),
             };
-            known_add = add_upper;
+            // The tightest guaranteed bound on ADD known, from this grid or the finer one.
+            known_add = match (add_upper, fine_upper.and_then(|fine| fine.add_upper)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             previous = Some((step, points, bytes));
-            // The finer grid's upper bound, when computed, is as guaranteed as this one's.
-            let bracket = match fine_upper {
-                Some((upper, _)) if upper < bracket.upper => Bracket { upper, ..bracket },
-                _ => bracket,
+            // The finer grid's upper bound, when computed, is as guaranteed as this one's;
+            // when it is the upper end, so is its worse direction.
+            let (bracket, worse_direction) = match fine_upper {
+                Some(fine) if fine.upper < bracket.upper => (
+                    Bracket {
+                        upper: fine.upper,
+                        ..bracket
+                    },
+                    fine.worse_direction,
+                ),
+                _ => (bracket, worse_direction),
             };
             // Every grid's bracket is guaranteed: keep the tightest ends seen so far, so that
             // a refinement never loosens either end.
@@ -1281,9 +1480,10 @@ impl Accountant {
                 || !width.is_finite()
                 || refinements >= MAX_REFINEMENTS
                 || converged;
-            let mut next = self
-                .plan
-                .aligned_step(step * (0.95 * (wanted / width).sqrt()).clamp(0.1, 0.8));
+            // Both ends' errors shrink about like the step squared (connect-the-dots above,
+            // lumped atoms below), with or without the upper end on this grid.
+            let shrink = 0.95 * (wanted / width).sqrt();
+            let mut next = self.plan.aligned_step(step * shrink.clamp(0.1, 0.8));
             // A refinement the memory budget cannot hold: the finest step that fits, if it is
             // still a refinement (memory grows like 1/step).
             let fitting = step * bytes / budget;
@@ -1308,11 +1508,16 @@ impl Accountant {
                         }),
                     _ => None,
                 };
-                let (bracket, upper_grid_step) = match finer {
-                    Some((upper, fine_step)) if upper <= bracket.upper => {
-                        (Bracket { upper, ..bracket }, Some(fine_step))
-                    }
-                    _ => (bracket, None),
+                let (bracket, upper_grid_step, worse_direction) = match finer {
+                    Some(fine) if fine.upper <= bracket.upper => (
+                        Bracket {
+                            upper: fine.upper,
+                            ..bracket
+                        },
+                        Some(fine.step),
+                        fine.worse_direction,
+                    ),
+                    _ => (bracket, None, worse_direction),
                 };
                 let (width, wanted) = (bracket.width(), target(&bracket));
                 let stopped_by = if met || fixed.is_some() || !width.is_finite() {

@@ -983,6 +983,21 @@ impl Plan {
         })
     }
 
+    /// Whether every event's privacy loss is continuous (Gaussian noise, possibly sampled):
+    /// no atoms, no lattice, so a grid's upper bound improves steadily as its step shrinks
+    /// (pairs with atoms are exact on grids aligned to their lattice, which a finer grid
+    /// need not be).
+    pub(super) fn continuous_losses(&self) -> bool {
+        self.groups.iter().all(|g| {
+            matches!(
+                g.component,
+                Component::SubsampledGaussian(_)
+                    | Component::Mixture(_)
+                    | Component::TruncatedPoisson(_)
+            )
+        })
+    }
+
     /// Number of distinct single PMFs a composition multiplies (groups, and the merged
     /// unsampled Gaussians).
     pub(super) fn distinct_factors(&self) -> usize {

@@ -81,8 +81,11 @@ pub struct AccountantOptions {
     /// grid is cheap: predicted from the last evaluated grid, at most 2¹⁹ composed points
     /// and 2²¹ points times the number of distinct events, and within the memory budget.
     /// It is computed beside the grid a refinement chooses, or after the first grid when
-    /// that one met the tolerance. Only the upper end moves, and only down: both grids'
-    /// upper bounds are guaranteed, the smaller is kept ([`Settings::upper_grid_step`] says when it came from
+    /// that one met the tolerance; for compositions of Gaussian noise (sampled or not, at
+    /// most four distinct events) first of all, when a probe on a coarse grid predicts it
+    /// cheap: beside the lower bound alone, on the grid the probe predicts the tolerance
+    /// needs (no upper bound on that grid). Only the upper end moves, and only down: both
+    /// grids' upper bounds are guaranteed, the smaller is kept ([`Settings::upper_grid_step`] says when it came from
     /// the finer grid). Skipped with a fixed [`AccountantOptions::grid_step`], and after a
     /// first grid whose bracket is already a thousand times narrower than the tolerance asks.
     /// `None`: the tolerance alone chooses the grid.
@@ -116,7 +119,8 @@ pub struct Settings {
     /// `upper_method` name them), when the grid could not add to them (the answer lies past
     /// the grid's loss range, or they already meet the tolerance).
     pub method: Cow<'static, str>,
-    /// Grid step used (nats); absent for the analytic method.
+    /// Grid step used (nats): the lower bound's, and the upper bound's unless
+    /// `upper_grid_step` names a finer one; absent for the analytic method.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grid_step: Option<f64>,
     /// Truncation mass per truncation; absent for the analytic method.
