@@ -330,20 +330,21 @@ fn default_upper_bound_is_at_most_dp_accounting_default() {
     );
 }
 
-/// Gaussian noise with the finer upper grid on: its upper bound is computed first, beside
-/// the lower bound on the grid a coarse probe predicts for the tolerance. The upper end is
-/// the 1e-4 grid's own upper bound, bit for bit (what `--grid-step 1e-4` answers), and on
-/// the four DP-SGD benchmarks the predicted grid meets the tolerance at once (a refinement
-/// there would cost a second lower bound).
+/// Gaussian noise with the finer upper grid on: when a probe on a coarse grid resolves the
+/// answer, the 1e-4 grid's upper bound is computed from the start, beside a grid the probe
+/// predicts to meet the tolerance. The upper end is the 1e-4 grid's own upper bound, bit for
+/// bit (what `--grid-step 1e-4` answers), and on three of the four DP-SGD benchmarks the
+/// predicted grid meets the tolerance at once (each needed a refinement before). The fourth
+/// (10³ steps) keeps the tolerance's grids first: its probe's lower end is 0.
 #[test]
 fn finer_upper_grid_first_gives_its_own_upper_bound_and_a_lower_bound_within_tolerance() {
     let cases = [
-        (1.0, 0.01, 1_000),
-        (1.0, 0.01, 10_000),
-        (0.8, 0.004, 100_000),
-        (1.1, 256.0 / 60_000.0, 14_063),
+        (1.0, 0.01, 1_000, false),
+        (1.0, 0.01, 10_000, true),
+        (0.8, 0.004, 100_000, true),
+        (1.1, 256.0 / 60_000.0, 14_063, true),
     ];
-    for (sigma, q, steps) in cases {
+    for (sigma, q, steps, first) in cases {
         let spec = CompositionSpec::dp_sgd(sigma, q, steps, 1.0).expect("spec");
         let default = Accountant::new(&spec, AccountantOptions::default())
             .and_then(|a| a.epsilon_for_delta(1e-5))
@@ -365,10 +366,8 @@ fn finer_upper_grid_first_gives_its_own_upper_bound_and_a_lower_bound_within_tol
             "{name}: default {:?}, at 1e-4 {:?}",
             default.epsilon, fixed.epsilon
         );
-        assert!(
-            settings.tolerance_met && settings.refinements == 0,
-            "{name}: {settings:?}"
-        );
+        assert!(settings.tolerance_met, "{name}: {settings:?}");
+        assert_eq!(settings.refinements == 0, first, "{name}: {settings:?}");
         let width = default.epsilon.upper - default.epsilon.lower;
         assert!(
             width > 0.0 && width <= 1e-3 * default.epsilon.upper,

@@ -223,19 +223,26 @@ const FINE_UPPER_POINTS: f64 = (1u64 << 19) as f64;
 /// transforms' work (a thousand distinct events keep their tolerance's grid).
 const FINE_UPPER_WORK: f64 = (1u64 << 21) as f64;
 
-/// Most distinct single PMFs of a plan whose finer upper grid is computed first, beside the
-/// first grid's lower bound (see [`Accountant::fine_first_step`]): the probe that predicts
+/// Most distinct single PMFs of a plan whose finer upper grid is computed from the start,
+/// beside the first grid (see [`Accountant::fine_first_steps`]): the probe that predicts
 /// its cost composes them all.
 const FINE_FIRST_FACTORS: usize = 4;
 
 /// How much coarser than the first grid the probe predicting the finer upper grid's cost
-/// is (see [`Accountant::fine_first_step`]).
+/// is (see [`Accountant::fine_first_steps`]).
 const PROBE_COARSENING: f64 = 4.0;
 
-/// The share of the tolerance the first lower end's grid is chosen for when the finer upper
-/// grid is computed first (see [`Accountant::fine_first_steps`]): below 1, so that a probe
-/// that predicts a little too coarse a grid rarely costs a refinement.
-const FIRST_LOWER_AIM: f64 = 1.0;
+/// The widest probe bracket, relative to its upper end, that predicts the first grid when
+/// the finer upper grid is computed from the start (see [`Accountant::fine_first_steps`]).
+const PROBE_MAX_WIDTH: f64 = 0.5;
+
+/// The share of the tolerance the first grid is chosen for when the finer upper grid is
+/// computed from the start (see [`Accountant::fine_first_steps`]). The whole of it: the
+/// probe's bracket includes its upper end's error, which the finer grid's upper bound
+/// removes, and the width falls a little faster than the step squared, so the grid chosen
+/// comes out finer than needed (widths 0.1 to 0.45 of the tolerance on the DP-SGD
+/// benchmarks) rather than coarser.
+const FIRST_GRID_AIM: f64 = 1.0;
 
 /// How much coarser than the evaluated grid ADD's upper bound is first computed to check
 /// whether ADD can matter (see `Accountant::evaluate`). On DP-SGD the ADD direction's ε is
@@ -283,10 +290,6 @@ enum Ends {
     Both,
     /// The upper end alone (the lower end is −∞).
     Upper,
-    /// The lower end alone (the upper end is +∞): REMOVE's lower bound, and ADD's too when
-    /// `with_add` (the true answer is the larger of the two directions', so REMOVE's lower
-    /// bound alone is a lower bound on it).
-    Lower { with_add: bool },
 }
 
 /// The upper end of a bracket computed on its own (see [`Accountant::upper_only`]).
@@ -295,8 +298,6 @@ struct UpperEnd {
     upper: f64,
     step: f64,
     worse_direction: &'static str,
-    /// As [`Evaluation::add_upper`].
-    add_upper: Option<f64>,
 }
 
 /// Tasks counted as running at once in a memory estimate: the most threads an evaluation
@@ -943,9 +944,7 @@ impl Accountant {
     /// pool of threads, largest first (see [`parallel_map`]). Each is a pure function of its
     /// inputs, so the answer does not depend on the scheduling.
     ///
-    /// `ends` may ask for one end only: [`Ends::Upper`] (no lower grids at all), or
-    /// [`Ends::Lower`] (REMOVE's lower bound on the grid h, and ADD's when asked; the upper
-    /// end is then +∞, for the caller to take from a finer grid).
+    /// With [`Ends::Upper`], the upper end alone (no lower grids at all).
     fn evaluate(
         &self,
         grid: Grid,
@@ -979,34 +978,6 @@ impl Accountant {
                         (value, pmf.len())
                     })
             };
-        if let Ends::Lower { with_add } = ends {
-            let directions: &[Direction] = if with_add && !symmetric {
-                &[Direction::Remove, Direction::Add]
-            } else {
-                &[Direction::Remove]
-            };
-            let tasks: Vec<_> = directions
-                .iter()
-                .map(|&direction| (Bound::Lower, direction, grid))
-                .collect();
-            let (mut lower, mut points) = (f64::NEG_INFINITY, 0);
-            for result in parallel_map(&tasks, run) {
-                let (value, n) = result?;
-                lower = lower.max(value);
-                points = points.max(n);
-            }
-            return Ok(Evaluation {
-                bracket: Bracket {
-                    upper: f64::INFINITY,
-                    lower,
-                },
-                worse_direction: if symmetric { "both" } else { "remove" },
-                points,
-                roundoff_mass: roundoff_mass.lock().map_or(f64::INFINITY, |r| *r),
-                bytes: peak_bytes(&task_bytes_seen),
-                add_upper: known_add,
-            });
-        }
         let chain = match self.options.grid_step {
             Some(_) if !upper_only => coarser_steps(grid.step),
             _ => Vec::new(),
@@ -1202,19 +1173,21 @@ impl Accountant {
             upper,
             step: fine_step,
             worse_direction: evaluation.worse_direction,
-            add_upper: evaluation.add_upper,
         })
     }
 
     /// The step of [`AccountantOptions::upper_grid_step`]'s grid when its upper bound is worth
-    /// computing before any other, beside the first grid's lower bound, and the step of that
+    /// computing from the start, beside the first grid's evaluation, and the step of that
     /// first grid: for plans of at most [`FINE_FIRST_FACTORS`] distinct single PMFs, all
     /// with continuous losses (see [`Plan::continuous_losses`]), when the finer grid is cheap (see
     /// [`Accountant::cheap_finer_step`]). Both are predicted from a probe, the composition's
     /// REMOVE bounds on a grid [`PROBE_COARSENING`] times coarser than `grid` (a few percent
-    /// of its cost): the finer grid's size from the probe's, and the lower end's grid from
-    /// the probe's bracket, whose width shrinks about like the step squared (aiming at
-    /// [`FIRST_LOWER_AIM`] of the tolerance, within a factor 8 of `grid`'s step either way).
+    /// of its cost): the finer grid's size from the probe's, and the first grid from the
+    /// probe's bracket, whose width shrinks about like the step squared (aiming at
+    /// [`FIRST_GRID_AIM`] of the tolerance, within a factor 8 of `grid`'s step either way).
+    /// `None` (the tolerance's grids first, as for other plans) when the probe's bracket does
+    /// not resolve the answer yet (lower end 0, or wider than [`PROBE_MAX_WIDTH`] of its
+    /// upper end) or when the tolerance needs a grid within 2× of the finer one.
     fn fine_first_steps(
         &self,
         grid: Grid,
@@ -1245,25 +1218,28 @@ impl Accountant {
         let fine_step = self
             .cheap_finer_step(probe.step, upper.len(), peak)
             .filter(|&fine_step| grid.step > fine_step)?;
-        let aimed = lower.ok().and_then(|(lower, _)| {
-            let bracket = Bracket {
-                upper: query(&upper),
-                lower: query(&lower),
-            };
-            let (width, wanted) = (bracket.width(), target(&bracket));
-            (width > 0.0 && width.is_finite() && wanted > 0.0)
-                .then(|| probe.step * (FIRST_LOWER_AIM * wanted / width).sqrt())
-        });
-        match aimed {
-            // The tolerance wants a grid about as fine as the finer one, or finer: the
-            // refinements' own upper bounds will do.
-            Some(aimed) if aimed < 2.0 * fine_step => None,
-            Some(aimed) => {
-                let lower_step = aimed.clamp(grid.step / 8.0, grid.step * 8.0);
-                Some((fine_step, self.plan.aligned_step(lower_step)))
-            }
-            None => Some((fine_step, grid.step)),
+        // The probe's bracket predicts the first grid only when it resolves the answer (its
+        // lower end above 0 and within a factor 2 of its upper end): on coarser grids the
+        // width is not yet the grid's (a lower bound of 0 says nothing of the step it
+        // needs), and the finer upper bound known from the start would leave refinements
+        // that do not move the lower end looking as if they were not narrowing the bracket.
+        let (lower, _) = lower.ok()?;
+        let bracket = Bracket {
+            upper: query(&upper),
+            lower: query(&lower),
+        };
+        let (width, wanted) = (bracket.width(), target(&bracket));
+        if !(bracket.lower > 0.0 && width.is_finite() && width <= PROBE_MAX_WIDTH * bracket.upper) {
+            return None;
         }
+        let aimed = probe.step * (FIRST_GRID_AIM * wanted / width.max(f64::MIN_POSITIVE)).sqrt();
+        // The tolerance wants a grid about as fine as the finer one, or finer: the
+        // refinements' own upper bounds will do.
+        if aimed.is_nan() || aimed < 2.0 * fine_step {
+            return None;
+        }
+        let first = aimed.clamp(grid.step / 8.0, grid.step * 8.0);
+        Some((fine_step, self.plan.aligned_step(first)))
     }
 
     /// Compute at a grid step, refining it until the bracket meets the tolerance.
@@ -1320,25 +1296,18 @@ impl Accountant {
                     });
                 }
             }
-            // Once the finer upper grid's bound is known, the evaluated grids are only
-            // needed for the lower end (ADD's too when ADD was the worse direction there).
-            let ends = match fine_upper {
-                Some(fine) if step > fine.step => Ends::Lower {
-                    with_add: fine.worse_direction == "add",
-                },
-                _ => Ends::Both,
-            };
             let evaluated = {
                 // The first grid: when the finer upper grid is cheap (predicted by a coarse
-                // probe), its upper bound is computed at once, beside this grid's lower bound
-                // (its upper bound would be replaced by the finer one's anyway). After a
+                // probe), its upper bound is computed at once, beside the evaluation of a
+                // grid the probe predicts to meet the tolerance with it (the finer grid's
+                // upper bound is the long task; this grid's both ends fit beside it). After a
                 // refinement the grid is chosen to meet the tolerance: when the finer upper
                 // grid is cheap too, its upper bound is computed beside this grid's
                 // evaluation (the two threads share the work) rather than after it.
                 let first = match (fixed, refinements, fine_tried) {
                     (None, 0, false) => self.fine_first_steps(grid, &query, &target).map(
                         |(fine_step, lower_step)| {
-                            // The lower end's grid as predicted, if it fits the budget.
+                            // The first grid as predicted, if it fits the budget.
                             if lower_step != step
                                 && self.plan.memory_estimate(lower_step, tilts) <= budget
                             {
@@ -1356,37 +1325,19 @@ impl Accountant {
                         .filter(|&fine_step| step > fine_step),
                     _ => None,
                 };
-                match (first, speculate) {
-                    (Some(fine_step), _) => {
+                match first.or(speculate) {
+                    Some(fine_step) => {
                         let (evaluation, fine) = parallel::join(
                             || {
-                                let ends = Ends::Lower { with_add: false };
-                                self.evaluate(grid, &query, &charged, &target, known_add, ends)
-                            },
-                            || {
-                                self.upper_only(
-                                    grid, fine_step, known_add, &query, &charged, &target,
+                                self.evaluate(
+                                    grid,
+                                    &query,
+                                    &charged,
+                                    &target,
+                                    known_add,
+                                    Ends::Both,
                                 )
                             },
-                        );
-                        fine_tried = true;
-                        fine_upper = fine;
-                        match fine {
-                            Some(_) => evaluation,
-                            // (Its computation failed: this grid's upper bound after all.)
-                            None => self.evaluate(
-                                grid,
-                                &query,
-                                &charged,
-                                &target,
-                                known_add,
-                                Ends::Both,
-                            ),
-                        }
-                    }
-                    (None, Some(fine_step)) => {
-                        let (evaluation, fine) = parallel::join(
-                            || self.evaluate(grid, &query, &charged, &target, known_add, ends),
                             || {
                                 self.upper_only(
                                     grid, fine_step, known_add, &query, &charged, &target,
@@ -1397,7 +1348,7 @@ impl Accountant {
                         fine_upper = fine;
                         evaluation
                     }
-                    (None, None) => self.evaluate(grid, &query, &charged, &target, known_add, ends),
+                    None => self.evaluate(grid, &query, &charged, &target, known_add, Ends::Both),
                 }
             };
             let Evaluation {
@@ -1424,11 +1375,7 @@ impl Accountant {
                 }
                 Err(error) => return Err(error),
             };
-            // The tightest guaranteed bound on ADD known, from this grid or the finer one.
-            known_add = match (add_upper, fine_upper.and_then(|fine| fine.add_upper)) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            known_add = add_upper;
             previous = Some((step, points, bytes));
             // The finer grid's upper bound, when computed, is as guaranteed as this one's;
             // when it is the upper end, so is its worse direction.
