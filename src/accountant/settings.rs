@@ -83,7 +83,8 @@ pub struct AccountantOptions {
     /// It is computed beside the grid a refinement chooses, or after the first grid when
     /// that one met the tolerance; for compositions of Gaussian noise (sampled or not, at
     /// most four distinct events) first of all, when a probe on a coarse grid predicts it
-    /// cheap: beside the evaluation of the grid the probe predicts the tolerance needs. Only the upper end moves, and only down: both
+    /// cheap and its bracket resolves the answer: beside the evaluation of the grid the
+    /// probe predicts the tolerance needs. Only the upper end moves, and only down: both
     /// grids' upper bounds are guaranteed, the smaller is kept ([`Settings::upper_grid_step`] says when it came from
     /// the finer grid). Skipped with a fixed [`AccountantOptions::grid_step`], and after a
     /// first grid whose bracket is already a thousand times narrower than the tolerance asks.
