@@ -1305,27 +1305,24 @@ impl Accountant {
                 // grid is cheap too, its upper bound is computed beside this grid's
                 // evaluation (the two threads share the work) rather than after it.
                 let first = match (fixed, refinements, fine_tried) {
-                    (None, 0, false) => self.fine_first_steps(grid, &query, &target).map(
-                        |(fine_step, lower_step)| {
-                            // The first grid as predicted, if it fits the budget.
-                            if lower_step != step
-                                && self.plan.memory_estimate(lower_step, tilts) <= budget
-                            {
-                                step = lower_step;
-                                grid.step = lower_step;
-                            }
-                            fine_step
-                        },
-                    ),
+                    (None, 0, false) => self.fine_first_steps(grid, &query, &target),
                     _ => None,
                 };
+                // The first grid as predicted, if it fits the budget.
+                if let Some((_, first_step)) = first {
+                    if first_step != step && self.plan.memory_estimate(first_step, tilts) <= budget
+                    {
+                        step = first_step;
+                        grid.step = first_step;
+                    }
+                }
                 let speculate = match (fixed, previous, fine_tried) {
                     (None, Some((s, p, b)), false) => self
                         .cheap_finer_step(s, p, b)
                         .filter(|&fine_step| step > fine_step),
                     _ => None,
                 };
-                match first.or(speculate) {
+                match first.map(|(fine_step, _)| fine_step).or(speculate) {
                     Some(fine_step) => {
                         let (evaluation, fine) = parallel::join(
                             || {
@@ -1427,10 +1424,9 @@ impl Accountant {
                 || !width.is_finite()
                 || refinements >= MAX_REFINEMENTS
                 || converged;
-            // Both ends' errors shrink about like the step squared (connect-the-dots above,
-            // lumped atoms below), with or without the upper end on this grid.
-            let shrink = 0.95 * (wanted / width).sqrt();
-            let mut next = self.plan.aligned_step(step * shrink.clamp(0.1, 0.8));
+            let mut next = self
+                .plan
+                .aligned_step(step * (0.95 * (wanted / width).sqrt()).clamp(0.1, 0.8));
             // A refinement the memory budget cannot hold: the finest step that fits, if it is
             // still a refinement (memory grows like 1/step).
             let fitting = step * bytes / budget;
