@@ -1324,16 +1324,20 @@ impl Accountant {
                 };
                 match first.map(|(fine_step, _)| fine_step).or(speculate) {
                     Some(fine_step) => {
+                        // This grid's tasks one after the other beside the finer grid (see
+                        // `parallel::serially`): an idle thread helps with the transforms.
                         let (evaluation, fine) = parallel::join(
                             || {
-                                self.evaluate(
-                                    grid,
-                                    &query,
-                                    &charged,
-                                    &target,
-                                    known_add,
-                                    Ends::Both,
-                                )
+                                parallel::serially(|| {
+                                    self.evaluate(
+                                        grid,
+                                        &query,
+                                        &charged,
+                                        &target,
+                                        known_add,
+                                        Ends::Both,
+                                    )
+                                })
                             },
                             || {
                                 self.upper_only(

@@ -1,6 +1,11 @@
 //! A small pool of threads, kept for the process, for the independent PMFs of one evaluation.
+//!
+//! Inside one PMF, the long transforms offer pieces of their work to the pool's idle threads
+//! (`numeric::pieces`); [`serially`] keeps a whole evaluation on one thread beside a long
+//! computation on the other, which then takes its share of that computation's pieces.
 
 use crate::error::{Error, Result};
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -69,6 +74,31 @@ pub(super) fn join<A: Send, B: Send>(
     }
 }
 
+thread_local! {
+    /// Set while [`serially`] runs: [`parallel_map`] then keeps its items on this thread.
+    static SERIAL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Run `f` with every [`parallel_map`] inside it (on this thread) taking its items one
+/// after the other here, handing none to the pool; the long transforms inside still
+/// offer their pieces to idle threads (`numeric::complex_fft`).
+///
+/// Why: beside a long computation on the other thread (the finer upper grid, see
+/// [`join`]), an item handed to the pool sits in this thread's queue, and the other thread,
+/// idle for a moment while it waits for a piece of one of its transforms, would take that
+/// whole item (milliseconds) before going on with its own work: the long computation
+/// would wait for it.
+pub(super) fn serially<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SERIAL.with(|serial| serial.set(self.0));
+        }
+    }
+    let _restore = Restore(SERIAL.with(|serial| serial.replace(true)));
+    f()
+}
+
 /// `f` applied to every item, in order, by up to [`MAX_THREADS`] threads (no more than the
 /// machine's parallelism). Threads take the items in order, so putting the costliest first
 /// balances the load. A panicking item becomes an error for that item instead of a panic.
@@ -84,7 +114,7 @@ pub(super) fn parallel_map<T: Sync, R: Send>(
         })
     };
     let pool = match pool() {
-        Some(pool) if items.len() > 1 => pool,
+        Some(pool) if items.len() > 1 && !SERIAL.with(Cell::get) => pool,
         _ => return items.iter().map(guarded).collect(),
     };
     let threads = pool.current_num_threads().min(items.len());

@@ -26,11 +26,17 @@
 //! wherever it sits and transforms back from the permuted layout by the same steps in
 //! reverse, rows first ([`ComplexFft::permuted_to_natural`]), with no transpose at all.
 //!
+//! Long transforms (m ≥ 2¹⁵) cut each pass into [`PASS_PIECES`] pieces, groups of strips
+//! for the column pass and groups of rows for the row pass, which an idle thread of the
+//! caller's pool may take ([`crate::numeric::pieces`]); each piece does exactly what the
+//! uncut pass does on its entries, so the result is the same bit for bit.
+//!
 //! Accuracy: the two inner transforms take log₂m₁ + log₂m₂ = log₂m butterfly stages, as one
 //! transform of length m; the twiddle stage adds one complex product with a twiddle within
 //! about 11 ulp (a product of two [`Twiddles`] entries) — one more stage inside the
 //! `C·log₂N·u` model of [`crate::numeric::fft_convolution`] (C = 5, against about 2 needed).
 
+use crate::numeric::pieces::spread;
 use crate::numeric::real_fft::Twiddles;
 use num_complex::Complex64;
 use rustfft::{Fft, FftPlanner};
@@ -48,6 +54,17 @@ const BLOCK_BYTES: usize = 1 << 15;
 /// Fewest columns gathered per strip of the first step: four complex numbers fill a
 /// 64-byte cache line.
 const MIN_STRIP_COLUMNS: usize = 4;
+
+/// Complex lengths from this one up have each pass of the four steps cut into
+/// [`PASS_PIECES`] pieces that an idle evaluation thread may take (see [`crate::numeric::pieces`]); below
+/// it a pass takes well under a millisecond and stays on its thread.
+const PARALLEL_MIN_LEN: usize = 1 << 15;
+
+/// Pieces a pass of a long transform is cut into: groups of column strips for the column
+/// transforms, groups of rows for the row transforms. A fixed number, so that the pieces,
+/// and with them every result bit for bit, do not depend on how many threads take them
+/// (each piece does exactly the arithmetic the whole pass would do on its entries).
+const PASS_PIECES: usize = 8;
 
 /// Twiddles of one row of the four steps come in runs of this length: one table product for
 /// the run's base, the rest from a per-row table (each twiddle within about 11 ulp).
@@ -301,7 +318,64 @@ impl FourStep {
         let (strip_buffer, inner) = scratch.split_at_mut(self.strip() * self.rows);
         let inner = &mut inner[..self.inner_scratch_len()];
         self.column_pass(buffer, strip_buffer, inner, data);
-        self.row_fft.process_with_scratch(buffer, inner);
+        self.row_pass(buffer, inner);
+    }
+
+    /// Whether the passes are cut into pieces for idle threads ([`PARALLEL_MIN_LEN`]).
+    fn in_pieces(&self) -> bool {
+        self.rows * self.columns >= PARALLEL_MIN_LEN
+    }
+
+    /// Every row transformed over its m₂ entries, in place: in [`PASS_PIECES`] groups of
+    /// rows for long transforms (each with its own scratch), else in one call.
+    fn row_pass(&self, buffer: &mut [Complex64], inner: &mut [Complex64]) {
+        if !self.in_pieces() {
+            self.row_fft.process_with_scratch(buffer, inner);
+            return;
+        }
+        let rows_per_piece = self.rows.div_ceil(PASS_PIECES);
+        let scratch_len = self.inner_scratch_len();
+        spread(
+            buffer.chunks_mut(rows_per_piece * self.columns).collect(),
+            |piece| {
+                let mut scratch = vec![Complex64::new(0.0, 0.0); scratch_len];
+                self.row_fft.process_with_scratch(piece, &mut scratch);
+            },
+        );
+    }
+
+    /// The buffer's rows cut at the column boundaries of the column passes' pieces:
+    /// `(first column, one slice per row)` for each piece, its columns whole strips (the
+    /// last may be short), so that every strip is the one the uncut pass would form. One
+    /// piece (the whole rows) unless the transform is long.
+    fn column_pieces<'a>(
+        &self,
+        buffer: &'a mut [Complex64],
+    ) -> Vec<(usize, Vec<&'a mut [Complex64]>)> {
+        let strip = self.strip();
+        let strips = self.columns.div_ceil(strip);
+        let pieces = if self.in_pieces() {
+            PASS_PIECES.min(strips)
+        } else {
+            1
+        };
+        // Piece g holds strips g·S/G .. (g + 1)·S/G.
+        let bounds: Vec<usize> = (0..=pieces)
+            .map(|g| (g * strips / pieces * strip).min(self.columns))
+            .collect();
+        let mut out: Vec<(usize, Vec<&mut [Complex64]>)> = bounds[..pieces]
+            .iter()
+            .map(|&first| (first, Vec::with_capacity(self.rows)))
+            .collect();
+        for row in buffer.chunks_exact_mut(self.columns) {
+            let mut rest = row;
+            for (g, piece) in out.iter_mut().enumerate() {
+                let (head, tail) = rest.split_at_mut(bounds[g + 1] - bounds[g]);
+                piece.1.push(head);
+                rest = tail;
+            }
+        }
+        out
     }
 
     /// The first step of the forward DFT, in place: the columns of buffer[m₂j₁ + j₂] (fixed
@@ -309,7 +383,8 @@ impl FourStep {
     /// twiddled by `ω_m^{j₂k₁}` and scattered back to buffer[m₂k₁ + j₂]. A strip stays in
     /// cache: one pass over the buffer instead of two whole-matrix transposes. The input is
     /// the entries in the sorted, disjoint ranges `data` and zero elsewhere (rows no range
-    /// touches are not read).
+    /// touches are not read). Long transforms: the strips in [`PASS_PIECES`] groups (see
+    /// [`FourStep::column_pieces`]).
     fn column_pass(
         &self,
         buffer: &mut [Complex64],
@@ -317,10 +392,9 @@ impl FourStep {
         inner: &mut [Complex64],
         data: &[Range<usize>],
     ) {
-        let (rows, columns) = (self.rows, self.columns);
-        let strip = self.strip();
+        let columns = self.columns;
         // Rows that hold data; their entries outside the data are cleared here.
-        let live: Vec<bool> = (0..rows)
+        let live: Vec<bool> = (0..self.rows)
             .map(|r| {
                 let span = r * columns..(r + 1) * columns;
                 let touched = data
@@ -332,25 +406,51 @@ impl FourStep {
                 touched
             })
             .collect();
-        for first in (0..columns).step_by(strip) {
-            let width = strip.min(columns - first);
-            let block = &mut strip_buffer[..width * rows];
-            for (j1, source) in buffer.chunks_exact(columns).enumerate() {
+        let mut pieces = self.column_pieces(buffer);
+        if pieces.len() == 1 {
+            let (first, rows) = &mut pieces[0];
+            self.forward_strips(rows, *first, &live, strip_buffer, inner);
+            return;
+        }
+        let (strip_len, inner_len) = (strip_buffer.len(), inner.len());
+        spread(pieces, |(first, mut rows)| {
+            let mut strip_buffer = vec![Complex64::new(0.0, 0.0); strip_len];
+            let mut inner = vec![Complex64::new(0.0, 0.0); inner_len];
+            self.forward_strips(&mut rows, first, &live, &mut strip_buffer, &mut inner);
+        });
+    }
+
+    /// The column pass of the forward DFT on the columns `first ..` held by `rows` (one
+    /// slice per row of the matrix, all of the same length).
+    fn forward_strips(
+        &self,
+        rows: &mut [&mut [Complex64]],
+        first: usize,
+        live: &[bool],
+        strip_buffer: &mut [Complex64],
+        inner: &mut [Complex64],
+    ) {
+        let m1 = self.rows;
+        let held = rows.first().map_or(0, |row| row.len());
+        for local in (0..held).step_by(self.strip()) {
+            let width = self.strip().min(held - local);
+            let block = &mut strip_buffer[..width * m1];
+            for (j1, source) in rows.iter().enumerate() {
                 if live[j1] {
-                    for (b, value) in source[first..first + width].iter().enumerate() {
-                        block[b * rows + j1] = *value;
+                    for (b, value) in source[local..local + width].iter().enumerate() {
+                        block[b * m1 + j1] = *value;
                     }
                 } else {
                     for b in 0..width {
-                        block[b * rows + j1] = Complex64::new(0.0, 0.0);
+                        block[b * m1 + j1] = Complex64::new(0.0, 0.0);
                     }
                 }
             }
             self.column_fft.process_with_scratch(block, inner);
-            self.twiddle_strip(block, first);
-            for (k1, target) in buffer.chunks_exact_mut(columns).enumerate() {
-                for (b, value) in target[first..first + width].iter_mut().enumerate() {
-                    *value = block[b * rows + k1];
+            self.twiddle_strip(block, first + local);
+            for (k1, target) in rows.iter_mut().enumerate() {
+                for (b, value) in target[local..local + width].iter_mut().enumerate() {
+                    *value = block[b * m1 + k1];
                 }
             }
         }
@@ -360,31 +460,55 @@ impl FourStep {
     /// j = m₂j₁ + j₂, `ω_m^{jk} = ω_{m₁}^{j₁k₁}·ω_m^{j₂k₁}·ω_{m₂}^{j₂k₂}`, so each row is
     /// transformed over k₂ in place (to j₂), twiddled by `ω_m^{j₂k₁}`, and each column
     /// transformed over k₁ (to j₁), a strip of columns at a time: buffer[m₂j₁ + j₂] = y_j,
-    /// conjugated when `conjugate`.
+    /// conjugated when `conjugate`. Long transforms: both passes in pieces.
     fn permuted_to_natural(
         &self,
         buffer: &mut [Complex64],
         scratch: &mut [Complex64],
         conjugate: bool,
     ) {
-        let (rows, columns) = (self.rows, self.columns);
-        let strip = self.strip();
-        let (strip_buffer, inner) = scratch.split_at_mut(strip * rows);
+        let (strip_buffer, inner) = scratch.split_at_mut(self.strip() * self.rows);
         let inner = &mut inner[..self.inner_scratch_len()];
-        self.row_fft.process_with_scratch(buffer, inner);
-        for first in (0..columns).step_by(strip) {
-            let width = strip.min(columns - first);
-            let block = &mut strip_buffer[..width * rows];
-            for (k1, source) in buffer.chunks_exact(columns).enumerate() {
-                for (b, value) in source[first..first + width].iter().enumerate() {
-                    block[b * rows + k1] = *value;
+        self.row_pass(buffer, inner);
+        let mut pieces = self.column_pieces(buffer);
+        if pieces.len() == 1 {
+            let (first, rows) = &mut pieces[0];
+            self.inverse_strips(rows, *first, conjugate, strip_buffer, inner);
+            return;
+        }
+        let (strip_len, inner_len) = (strip_buffer.len(), inner.len());
+        spread(pieces, |(first, mut rows)| {
+            let mut strip_buffer = vec![Complex64::new(0.0, 0.0); strip_len];
+            let mut inner = vec![Complex64::new(0.0, 0.0); inner_len];
+            self.inverse_strips(&mut rows, first, conjugate, &mut strip_buffer, &mut inner);
+        });
+    }
+
+    /// The column pass of [`FourStep::permuted_to_natural`] on the columns `first ..` held
+    /// by `rows` (one slice per row of the matrix, all of the same length).
+    fn inverse_strips(
+        &self,
+        rows: &mut [&mut [Complex64]],
+        first: usize,
+        conjugate: bool,
+        strip_buffer: &mut [Complex64],
+        inner: &mut [Complex64],
+    ) {
+        let m1 = self.rows;
+        let held = rows.first().map_or(0, |row| row.len());
+        for local in (0..held).step_by(self.strip()) {
+            let width = self.strip().min(held - local);
+            let block = &mut strip_buffer[..width * m1];
+            for (k1, source) in rows.iter().enumerate() {
+                for (b, value) in source[local..local + width].iter().enumerate() {
+                    block[b * m1 + k1] = *value;
                 }
             }
-            self.twiddle_strip(block, first);
+            self.twiddle_strip(block, first + local);
             self.column_fft.process_with_scratch(block, inner);
-            for (j1, target) in buffer.chunks_exact_mut(columns).enumerate() {
-                for (b, value) in target[first..first + width].iter_mut().enumerate() {
-                    let v = block[b * rows + j1];
+            for (j1, target) in rows.iter_mut().enumerate() {
+                for (b, value) in target[local..local + width].iter_mut().enumerate() {
+                    let v = block[b * m1 + j1];
                     *value = if conjugate { v.conj() } else { v };
                 }
             }

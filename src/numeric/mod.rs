@@ -13,6 +13,8 @@
 //!   the bins near frequency 0 of a power taken accurately by `near_zero_powers`,
 //!   on the real transforms of `real_fft` (both directions from one complex plan, long
 //!   lengths planned in four steps by `complex_fft`).
+//! - `pieces`: long transforms' passes and recomputed bins cut into pieces that idle
+//!   evaluation threads may take (results the same bit for bit).
 //! - [`transform_log`]: an optional record of the transforms computed, for benchmarks.
 //!
 //! None of these know about privacy; each documents its accuracy.
@@ -23,6 +25,7 @@ pub mod fft_convolution;
 pub mod log_space;
 pub(crate) mod near_zero_powers;
 pub mod normal;
+pub(crate) mod pieces;
 pub(crate) mod real_fft;
 pub mod summation;
 pub mod transform_log;

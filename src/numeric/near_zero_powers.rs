@@ -31,6 +31,7 @@
 //! (`τᵢ = |1 − H| + |1 − L|`, bounded by the tables' `(1 − cos) + sin` sums), and the
 //! compensated sum adds `u·|d_j| + γ²ₙ·Σ` : `|d̂_j − d_j| ≤ 37u·S_j`.
 
+use crate::numeric::pieces::spread_map;
 use crate::numeric::real_fft::Twiddles;
 use crate::numeric::summation::PairedSum;
 use num_complex::Complex64;
@@ -230,7 +231,6 @@ fn deviations(
     tables: &DeviationTables,
 ) -> Vec<(Complex64, f64)> {
     let u = UNIT_ROUNDOFF;
-    let half = n / 2;
     // The non-zero entries (merged tails leave many zeros), with the gap to the previous
     // one, and Σ pᵢ·|i − c|.
     let mut previous = center;
@@ -251,48 +251,77 @@ fn deviations(
     // Plain sums of non-negative terms, each rounded: within (count + 2)u relative.
     let spread = spread * (1.0 + 2.0 * (terms.len() as f64 + 4.0) * u);
     let unit_angle = 2.0 * std::f64::consts::PI / n as f64 * (1.0 + 4.0 * u);
-    let mut out = Vec::with_capacity(last);
-    let mut j = 1;
-    while j <= last {
+    // The passes, each over the whole vector: in pieces for idle threads when long.
+    let passes: Vec<usize> = (1..=last).step_by(BINS_PER_PASS).collect();
+    let pass = |j: usize| {
         let width = BINS_PER_PASS.min(last + 1 - j);
-        let mut sums = [PairedSum::default(); BINS_PER_PASS];
-        // m = (i − c)·stride mod n, in [0, n): started at the first entry, then stepped by
-        // gap·stride (a division only for gaps > 1).
-        let mut m = [0usize; BINS_PER_PASS];
-        let mut steps = [0usize; BINS_PER_PASS];
-        for b in 0..width {
-            steps[b] = j + b;
-            if let Some(i0) = first {
-                m[b] = ((i0 as i128 - center as i128) * steps[b] as i128).rem_euclid(n as i128)
-                    as usize;
-            }
+        let sums = deviation_pass(&terms, first, center, n, j, width, tables);
+        sums.iter()
+            .enumerate()
+            .take(width)
+            .map(|(b, sum)| {
+                let [re, im] = sum.value();
+                let scale = unit_angle * (j + b) as f64 * spread * (1.0 + 4.0 * u);
+                (Complex64::new(re, im), scale)
+            })
+            .collect::<Vec<_>>()
+    };
+    let results = if terms.len() * last >= SPREAD_MIN_WORK {
+        spread_map(passes, pass)
+    } else {
+        passes.into_iter().map(pass).collect()
+    };
+    results.into_iter().flatten().collect()
+}
+
+/// Fewest entries times bins for which [`deviations`] hands its passes to idle threads
+/// (see [`crate::numeric::pieces`]): about 0.1 ms of work.
+const SPREAD_MIN_WORK: usize = 1 << 16;
+
+/// The compensated sums `d_j` of bins `j .. j + width` (`width ≤` [`BINS_PER_PASS`]) in
+/// one pass over the non-zero entries `terms` (gap to the previous entry, value; the first
+/// at index `first`).
+fn deviation_pass(
+    terms: &[(usize, f64)],
+    first: Option<usize>,
+    center: usize,
+    n: usize,
+    j: usize,
+    width: usize,
+    tables: &DeviationTables,
+) -> [PairedSum; BINS_PER_PASS] {
+    let half = n / 2;
+    let mut sums = [PairedSum::default(); BINS_PER_PASS];
+    // m = (i − c)·stride mod n, in [0, n): started at the first entry, then stepped by
+    // gap·stride (a division only for gaps > 1).
+    let mut m = [0usize; BINS_PER_PASS];
+    let mut steps = [0usize; BINS_PER_PASS];
+    for b in 0..width {
+        steps[b] = j + b;
+        if let Some(i0) = first {
+            m[b] =
+                ((i0 as i128 - center as i128) * steps[b] as i128).rem_euclid(n as i128) as usize;
         }
-        for (index, &(gap, pi)) in terms.iter().enumerate() {
-            for b in 0..width {
-                if index > 0 {
-                    m[b] += if gap == 1 {
-                        steps[b]
-                    } else {
-                        (gap % n) * steps[b] % n
-                    };
-                    if m[b] >= n {
-                        m[b] -= n;
-                    }
-                }
-                // Centred in (−n/2, n/2].
-                let centred = m[b] as i64 - if m[b] > half { n as i64 } else { 0 };
-                let t = tables.deviation(centred);
-                sums[b].add([pi * t.re, pi * t.im]);
-            }
-        }
-        for (b, sum) in sums.iter().enumerate().take(width) {
-            let [re, im] = sum.value();
-            let scale = unit_angle * (j + b) as f64 * spread * (1.0 + 4.0 * u);
-            out.push((Complex64::new(re, im), scale));
-        }
-        j += width;
     }
-    out
+    for (index, &(gap, pi)) in terms.iter().enumerate() {
+        for b in 0..width {
+            if index > 0 {
+                m[b] += if gap == 1 {
+                    steps[b]
+                } else {
+                    (gap % n) * steps[b] % n
+                };
+                if m[b] >= n {
+                    m[b] -= n;
+                }
+            }
+            // Centred in (−n/2, n/2].
+            let centred = m[b] as i64 - if m[b] > half { n as i64 } else { 0 };
+            let t = tables.deviation(centred);
+            sums[b].add([pi * t.re, pi * t.im]);
+        }
+    }
+    sums
 }
 
 #[cfg(test)]

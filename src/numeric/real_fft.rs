@@ -30,6 +30,7 @@
 //! `C·log₂N·u` model of [`crate::numeric::fft_convolution`] (C = 5, against about 2 needed).
 
 use crate::numeric::complex_fft::ComplexFft;
+use crate::numeric::pieces::spread_map;
 use num_complex::Complex64;
 
 /// `e^{−2πi·m/n}` for `0 ≤ m < n`, as the product of two table entries: `high[m / B]` and
@@ -67,6 +68,18 @@ impl Twiddles {
         self.high[m >> self.shift] * self.low[m & ((1 << self.shift) - 1)]
     }
 }
+
+/// A row k₁ of the permuted half transform (its index and entries) with its partner row
+/// m₁ − k₁ (`None` when k₁ is its own partner) for [`RealFft::map_permuted`].
+type PairedRows<'a> = (usize, &'a mut [Complex64], Option<&'a mut [Complex64]>);
+
+/// Complex half lengths from this one up are mapped by [`RealFft::map_permuted`] in
+/// [`MAP_PIECES`] pieces that idle evaluation threads may take.
+const MAP_PIECES_MIN_LEN: usize = 1 << 15;
+
+/// Pieces of a long [`RealFft::map_permuted`] (groups of paired rows): fixed, so that the
+/// pieces and their states depend on the length alone.
+const MAP_PIECES: usize = 8;
 
 /// A planned real FFT of even length n (forward and inverse).
 pub(crate) struct RealFft {
@@ -230,23 +243,30 @@ impl RealFft {
     }
 
     /// One pass over the permuted half transform left by [`RealFft::forward_permuted`]:
-    /// every bin X_k of the real spectrum (k = 0..=n/2) is formed, mapped to `Y_k = f(k, X_k)`
-    /// (called once per bin, in no particular order), and the packed input of the inverse
-    /// transform of Y is stored in its place, for [`RealFft::inverse_from_permuted`]. This
-    /// is [`RealFft::forward_packed`]'s unpacking, the map, and [`RealFft::inverse_packed`]'s
-    /// packing in one pass over memory (the imaginary parts of Y₀ and Y_{n/2} are ignored).
-    pub(crate) fn map_permuted(
+    /// every bin X_k of the real spectrum (k = 0..=n/2) is formed, mapped to `Y_k = f(state,
+    /// k, X_k)` (called once per bin, in no particular order), and the packed input of the
+    /// inverse transform of Y is stored in its place, for [`RealFft::inverse_from_permuted`].
+    /// This is [`RealFft::forward_packed`]'s unpacking, the map, and
+    /// [`RealFft::inverse_packed`]'s packing in one pass over memory (the imaginary parts of
+    /// Y₀ and Y_{n/2} are ignored).
+    ///
+    /// Long transforms are mapped in pieces (groups of paired rows, see
+    /// [`crate::numeric::pieces`]), each with its own `state()`; the states come back in the
+    /// pieces' order, which depends on n alone (one state for short transforms).
+    pub(crate) fn map_permuted<S: Send>(
         &self,
         spectrum: &mut [Complex64],
-        mut f: impl FnMut(usize, Complex64) -> Complex64,
-    ) {
+        state: impl Fn() -> S + Sync,
+        f: impl Fn(&mut S, usize, Complex64) -> Complex64 + Sync,
+    ) -> Vec<S> {
         let m = self.n / 2;
         let (rows, columns) = self.half.shape();
-        let z0 = spectrum[0];
-        let first = f(0, Complex64::new(z0.re + z0.im, 0.0)).re;
-        let last = f(m, Complex64::new(z0.re - z0.im, 0.0)).re;
-        spectrum[0] = Complex64::new(first + last, -(first - last));
         let twiddles = &self.twiddles;
+        let mut first_state = state();
+        let z0 = spectrum[0];
+        let first = f(&mut first_state, 0, Complex64::new(z0.re + z0.im, 0.0)).re;
+        let last = f(&mut first_state, m, Complex64::new(z0.re - z0.im, 0.0)).re;
+        spectrum[0] = Complex64::new(first + last, -(first - last));
         // Row 0 holds the frequencies m₁k₂: k₂ pairs with m₂ − k₂ (entries 1.. reversed).
         {
             let rest = &mut spectrum[1..columns];
@@ -254,36 +274,78 @@ impl RealFft {
             let (left, right) = rest.split_at_mut(half);
             let (middle, right) = right.split_at_mut(right.len() - half);
             for (i, (zk, zmk)) in left.iter_mut().zip(right.iter_mut().rev()).enumerate() {
-                map_pair(zk, zmk, rows * (i + 1), m, twiddles, &mut f);
+                map_pair(zk, zmk, rows * (i + 1), m, twiddles, &mut first_state, &f);
             }
             if let Some(z) = middle.first_mut() {
-                pair_self(z, m, twiddles, &mut f);
+                pair_self(z, m, twiddles, &mut first_state, &f);
             }
         }
         // Row k₁ > 0 pairs with row m₁ − k₁ reversed: (k₁, k₂) with (m₁ − k₁, m₂ − 1 − k₂);
-        // (k₁, k₂) holds frequency k₁ + m₁k₂.
-        for k1 in 1..=rows / 2 {
-            let partner = rows - k1;
-            if k1 < partner {
-                let (head, tail) = spectrum.split_at_mut(columns * partner);
-                let row = &mut head[columns * k1..columns * (k1 + 1)];
-                let other = &mut tail[..columns];
-                for (k2, (zk, zmk)) in row.iter_mut().zip(other.iter_mut().rev()).enumerate() {
-                    map_pair(zk, zmk, k1 + rows * k2, m, twiddles, &mut f);
-                }
-            } else {
-                let row = &mut spectrum[columns * k1..columns * (k1 + 1)];
-                let half = columns / 2;
-                let (left, right) = row.split_at_mut(half);
-                let (middle, right) = right.split_at_mut(right.len() - half);
-                for (k2, (zk, zmk)) in left.iter_mut().zip(right.iter_mut().rev()).enumerate() {
-                    map_pair(zk, zmk, k1 + rows * k2, m, twiddles, &mut f);
-                }
-                if let Some(z) = middle.first_mut() {
-                    pair_self(z, m, twiddles, &mut f);
+        // (k₁, k₂) holds frequency k₁ + m₁k₂. The rows k₁ = 1..=m₁/2 in groups, each group
+        // with the partner rows of its own.
+        let paired = rows / 2;
+        if paired == 0 {
+            return vec![first_state];
+        }
+        // (The first group goes on with row 0's state: one group maps every bin in the
+        // order of one pass.)
+        let groups = if rows * columns >= MAP_PIECES_MIN_LEN {
+            MAP_PIECES.min(paired)
+        } else {
+            1
+        };
+        let mut all_rows: Vec<Option<&mut [Complex64]>> = spectrum[..rows * columns]
+            .chunks_exact_mut(columns)
+            .map(Some)
+            .collect();
+        // Group g holds k₁ in 1 + g·P/G .. 1 + (g + 1)·P/G, P the paired rows.
+        let pieces: Vec<Vec<PairedRows>> = (0..groups)
+            .map(|g| {
+                (1 + g * paired / groups..1 + (g + 1) * paired / groups)
+                    .map(|k1| {
+                        let partner = rows - k1;
+                        let row = all_rows[k1].take().expect("each row in one group");
+                        let other = (k1 < partner)
+                            .then(|| all_rows[partner].take().expect("each row in one group"));
+                        (k1, row, other)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut first_state = Some(first_state);
+        let pieces: Vec<_> = pieces
+            .into_iter()
+            .map(|group| (group, first_state.take()))
+            .collect();
+        let map_group = |(group, carried): (Vec<PairedRows>, Option<S>)| {
+            let mut piece_state = carried.unwrap_or_else(&state);
+            for (k1, row, other) in group {
+                match other {
+                    Some(other) => {
+                        for (k2, (zk, zmk)) in
+                            row.iter_mut().zip(other.iter_mut().rev()).enumerate()
+                        {
+                            map_pair(zk, zmk, k1 + rows * k2, m, twiddles, &mut piece_state, &f);
+                        }
+                    }
+                    None => {
+                        let half = columns / 2;
+                        let (left, right) = row.split_at_mut(half);
+                        let (middle, right) = right.split_at_mut(right.len() - half);
+                        for (k2, (zk, zmk)) in
+                            left.iter_mut().zip(right.iter_mut().rev()).enumerate()
+                        {
+                            map_pair(zk, zmk, k1 + rows * k2, m, twiddles, &mut piece_state, &f);
+                        }
+                        if let Some(z) = middle.first_mut() {
+                            pair_self(z, m, twiddles, &mut piece_state, &f);
+                        }
+                    }
                 }
             }
-        }
+            piece_state
+        };
+        spread_map(pieces, map_group)
     }
 
     /// The inverse of the spectrum packed by [`RealFft::map_permuted`]:
@@ -307,20 +369,21 @@ impl RealFft {
 /// m − k (k ≠ m − k) of the half transform; both are unpacked, mapped and packed for the
 /// inverse in place.
 #[inline]
-fn map_pair<F: FnMut(usize, Complex64) -> Complex64>(
+fn map_pair<S, F: Fn(&mut S, usize, Complex64) -> Complex64>(
     zk: &mut Complex64,
     zmk: &mut Complex64,
     k: usize,
     m: usize,
     twiddles: &Twiddles,
-    f: &mut F,
+    state: &mut S,
+    f: &F,
 ) {
     let swap = k > m - k;
     let small = if swap { m - k } else { k };
     let (zs, zl) = if swap { (*zmk, *zk) } else { (*zk, *zmk) };
     let w = twiddles.at(small);
     let (low, high) = unpack_pair(zs, zl, w);
-    let (y_low, y_high) = (f(small, low), f(m - small, high));
+    let (y_low, y_high) = (f(state, small, low), f(state, m - small, high));
     let (z_low, z_high) = pack_pair(y_low, y_high, w);
     if swap {
         (*zmk, *zk) = (z_low, z_high);
@@ -330,15 +393,16 @@ fn map_pair<F: FnMut(usize, Complex64) -> Complex64>(
 }
 
 /// [`map_pair`] for the entry holding frequency m/2 (m even), its own partner.
-fn pair_self<F: FnMut(usize, Complex64) -> Complex64>(
+fn pair_self<S, F: Fn(&mut S, usize, Complex64) -> Complex64>(
     z: &mut Complex64,
     m: usize,
     twiddles: &Twiddles,
-    f: &mut F,
+    state: &mut S,
+    f: &F,
 ) {
     let w = twiddles.at(m / 2);
     let (low, _) = unpack_pair(*z, *z, w);
-    let y = f(m / 2, low);
+    let y = f(state, m / 2, low);
     *z = pack_pair(y, y, w).0;
 }
 
@@ -516,10 +580,13 @@ mod tests {
             }
             let map = |k: usize, v: Complex64| v * (1.0 + 0.25 * k as f64 / m as f64);
             let mut calls = vec![0u32; m + 1];
-            plan.map_permuted(&mut permuted, |k, v| {
-                calls[k] += 1;
+            let pieces = plan.map_permuted(&mut permuted, Vec::new, |seen, k, v| {
+                seen.push(k);
                 map(k, v)
             });
+            for k in pieces.into_iter().flatten() {
+                calls[k] += 1;
+            }
             assert!(
                 calls.iter().all(|&c| c == 1),
                 "n = {n}: bins mapped {calls:?}"
