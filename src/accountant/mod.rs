@@ -284,12 +284,19 @@ struct Evaluation {
 }
 
 /// Which ends of the bracket an evaluation computes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Ends {
     /// Both, in every direction that can change them.
     Both,
     /// The upper end alone (the lower end is −∞).
     Upper,
+    /// Beside REMOVE's upper bound on a finer grid (see [`Accountant::fine_first_steps`]):
+    /// REMOVE's lower end, and ADD's upper bound on a grid of step `add_check_step` (the
+    /// check the finer grid would run). When that bound is at most REMOVE's lower end, ADD
+    /// cannot be the worse direction: the bracket's upper end is left at +∞ for the finer
+    /// grid's bound, and `add_upper` holds ADD's. Otherwise the evaluation is done in full
+    /// ([`Ends::Both`]).
+    BesideFiner { add_check_step: f64 },
 }
 
 /// The upper end of a bracket computed on its own (see [`Accountant::upper_only`]).
@@ -298,6 +305,22 @@ struct UpperEnd {
     upper: f64,
     step: f64,
     worse_direction: &'static str,
+}
+
+impl UpperEnd {
+    /// REMOVE's upper bound (`self`, from [`Accountant::remove_upper_only`]) joined with a
+    /// guaranteed upper bound on ADD's answer, when the plan is asymmetric: the larger of the
+    /// two bounds the worse direction's answer.
+    fn with_add(self, add_upper: Option<f64>) -> UpperEnd {
+        match add_upper {
+            Some(add) if add > self.upper => UpperEnd {
+                upper: add,
+                worse_direction: "add",
+                ..self
+            },
+            _ => self,
+        }
+    }
 }
 
 /// Tasks counted as running at once in a memory estimate: the most threads an evaluation
@@ -978,6 +1001,42 @@ impl Accountant {
                         (value, pmf.len())
                     })
             };
+        if let Ends::BesideFiner { add_check_step } = ends {
+            // REMOVE's lower bound here, and ADD's check on the finer grid's check grid.
+            let check_grid = Grid {
+                step: add_check_step,
+                ..grid
+            };
+            let check_now = !symmetric && known_add.is_none();
+            let mut tasks = vec![(Bound::Lower, Direction::Remove, grid)];
+            if check_now {
+                tasks.push((Bound::Upper, Direction::Add, check_grid));
+            }
+            let mut results = parallel_map(&tasks, run);
+            let (lower, points) = results.remove(0)?;
+            let coarse_add = match (results.pop(), known_add) {
+                // A check that fails is no error: the full evaluation below decides.
+                (Some(result), _) => result.map_or(f64::INFINITY, |(value, _)| value),
+                (None, Some(known)) => known,
+                (None, None) => f64::INFINITY,
+            };
+            if symmetric || coarse_add <= lower {
+                return Ok(Evaluation {
+                    bracket: Bracket {
+                        upper: f64::INFINITY,
+                        lower,
+                    },
+                    worse_direction: if symmetric { "both" } else { "remove" },
+                    points,
+                    roundoff_mass: roundoff_mass.lock().map_or(f64::INFINITY, |r| *r),
+                    bytes: peak_bytes(&task_bytes_seen),
+                    add_upper: (!symmetric).then_some(coarse_add),
+                });
+            }
+            // ADD may be the worse direction: in full, with the check's bound when it has one.
+            let known = Some(coarse_add).filter(|c| c.is_finite()).or(known_add);
+            return self.evaluate(grid, query, charged, wanted, known, Ends::Both);
+        }
         let chain = match self.options.grid_step {
             Some(_) if !upper_only => coarser_steps(grid.step),
             _ => Vec::new(),
@@ -1176,9 +1235,35 @@ impl Accountant {
         })
     }
 
-    /// The step of [`AccountantOptions::upper_grid_step`]'s grid when its upper bound is worth
-    /// computing from the start, beside the first grid's evaluation, and the step of that
-    /// first grid: for plans of at most [`FINE_FIRST_FACTORS`] distinct single PMFs, all
+    /// REMOVE's upper bound alone on the grid `grid` with step `fine_step` (ADD's is
+    /// computed beside it, see [`Ends::BesideFiner`], and joined with
+    /// [`UpperEnd::with_add`]); `None` when its computation fails.
+    fn remove_upper_only(
+        &self,
+        grid: Grid,
+        fine_step: f64,
+        query: &(dyn Fn(&GridPmf) -> f64 + Sync),
+    ) -> Option<UpperEnd> {
+        let fine = Grid {
+            step: fine_step,
+            ..grid
+        };
+        let (pmf, _) = self.composed(Bound::Upper, Direction::Remove, fine).ok()?;
+        let upper = query(&pmf);
+        (upper >= 0.0).then_some(UpperEnd {
+            upper,
+            step: fine_step,
+            worse_direction: if self.plan.is_symmetric() {
+                "both"
+            } else {
+                "remove"
+            },
+        })
+    }
+
+    /// The step of [`AccountantOptions::upper_grid_step`]'s grid when its (REMOVE) upper
+    /// bound is worth computing from the start, beside the first grid's lower end and ADD's
+    /// check ([`Ends::BesideFiner`]), and the step of that first grid: for plans of at most [`FINE_FIRST_FACTORS`] distinct single PMFs, all
     /// with continuous losses (see [`Plan::continuous_losses`]), when the finer grid is cheap (see
     /// [`Accountant::cheap_finer_step`]). Both are predicted from a probe, the composition's
     /// REMOVE bounds on a grid [`PROBE_COARSENING`] times coarser than `grid` (a few percent
@@ -1323,6 +1408,44 @@ impl Accountant {
                     _ => None,
                 };
                 match first.map(|(fine_step, _)| fine_step).or(speculate) {
+                    // The first grid beside the finer one: REMOVE's upper bound alone there,
+                    // this grid's lower end and ADD's check here (see `Ends::BesideFiner`);
+                    // this grid's upper end only if ADD may be the worse direction, or if the
+                    // finer grid fails.
+                    Some(fine_step) if first.is_some() => {
+                        let beside = Ends::BesideFiner {
+                            add_check_step: ADD_CHECK_COARSENING * fine_step,
+                        };
+                        let (evaluation, fine) = parallel::join(
+                            || {
+                                parallel::serially(|| {
+                                    self.evaluate(
+                                        grid, &query, &charged, &target, known_add, beside,
+                                    )
+                                })
+                            },
+                            || self.remove_upper_only(grid, fine_step, &query),
+                        );
+                        fine_tried = true;
+                        match (evaluation, fine) {
+                            (Ok(evaluation), Some(fine)) => {
+                                fine_upper = Some(fine.with_add(evaluation.add_upper));
+                                Ok(evaluation)
+                            }
+                            (Ok(evaluation), None) if evaluation.bracket.upper.is_finite() => {
+                                Ok(evaluation)
+                            }
+                            (Ok(_), None) => self.evaluate(
+                                grid,
+                                &query,
+                                &charged,
+                                &target,
+                                known_add,
+                                Ends::Both,
+                            ),
+                            (Err(error), _) => Err(error),
+                        }
+                    }
                     Some(fine_step) => {
                         // This grid's tasks one after the other beside the finer grid (see
                         // `parallel::serially`): an idle thread helps with the transforms.
@@ -1532,3 +1655,63 @@ pub use settings::{
     DEFAULT_UPPER_GRID_STEP, MIN_MEMORY_BUDGET,
 };
 use std::sync::Arc;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`Ends::BesideFiner`] on DP-SGD (REMOVE the worse direction): with ADD's check on the
+    /// finer grid's check grid, the lower end is a full evaluation's, ADD's bound is at most
+    /// it (so REMOVE's upper bound on the finer grid bounds the answer) and the upper end is
+    /// left to the finer grid; with a check too coarse to settle ADD, the evaluation is done
+    /// in full, with the full evaluation's bracket.
+    #[test]
+    fn beside_the_finer_grid_the_lower_end_and_add_bound_are_a_full_evaluations() {
+        let spec = CompositionSpec::dp_sgd(1.0, 0.01, 1000, 1.0).expect("valid");
+        let accountant = Accountant::new(&spec, AccountantOptions::default()).expect("valid");
+        let delta = 1e-5;
+        let grid = Grid {
+            step: 1e-3,
+            tail_mass: 1e-14,
+            tilts: 0,
+            merge_budget: accountant.plan.merge_budget(delta),
+        };
+        let query = |pmf: &GridPmf| pmf.epsilon_for_delta(delta);
+        let charged = |pmf: &GridPmf, epsilon: f64| pmf.charged_at(epsilon);
+        let wanted = |_: &Bracket| 0.0;
+        let evaluate = |ends| {
+            accountant
+                .evaluate(grid, &query, &charged, &wanted, None, ends)
+                .expect("evaluates")
+        };
+        let full = evaluate(Ends::Both);
+        assert!(full.bracket.upper.is_finite() && full.bracket.lower > 1.8);
+        let beside = evaluate(Ends::BesideFiner {
+            add_check_step: ADD_CHECK_COARSENING * 1e-4,
+        });
+        assert_eq!(beside.bracket.upper, f64::INFINITY);
+        assert_eq!(beside.bracket.lower, full.bracket.lower);
+        assert_eq!(beside.worse_direction, "remove");
+        let add = beside.add_upper.expect("DP-SGD is asymmetric");
+        assert!(
+            add <= beside.bracket.lower,
+            "{add} above {}",
+            beside.bracket.lower
+        );
+        // ADD's bound is an upper bound: above ADD's own lower bound on this grid.
+        let add_lower = accountant
+            .composed(Bound::Lower, Direction::Add, grid)
+            .map(|(pmf, _)| query(&pmf))
+            .expect("composes");
+        assert!(
+            add >= add_lower,
+            "{add} below ADD's lower bound {add_lower}"
+        );
+        let coarse = evaluate(Ends::BesideFiner {
+            add_check_step: 0.5,
+        });
+        assert!(coarse.bracket.upper.is_finite(), "done in full");
+        assert_eq!(coarse.bracket, full.bracket);
+        assert_eq!(coarse.worse_direction, full.worse_direction);
+    }
+}
