@@ -1033,7 +1033,8 @@ impl Accountant {
                     add_upper: (!symmetric).then_some(coarse_add),
                 });
             }
-            // ADD may be the worse direction: in full, with the check's bound when it has one.
+            // ADD may be the worse direction: in full, with the check's bound when it has one
+            // (REMOVE's lower end is computed again there; no DP-SGD query tried comes here).
             let known = Some(coarse_add).filter(|c| c.is_finite()).or(known_add);
             return self.evaluate(grid, query, charged, wanted, known, Ends::Both);
         }
@@ -1407,6 +1408,8 @@ impl Accountant {
                         .filter(|&fine_step| step > fine_step),
                     _ => None,
                 };
+                let evaluate_here =
+                    |ends| self.evaluate(grid, &query, &charged, &target, known_add, ends);
                 match first.map(|(fine_step, _)| fine_step).or(speculate) {
                     // The first grid beside the finer one: REMOVE's upper bound alone there,
                     // this grid's lower end and ADD's check here (see `Ends::BesideFiner`);
@@ -1417,13 +1420,7 @@ impl Accountant {
                             add_check_step: ADD_CHECK_COARSENING * fine_step,
                         };
                         let (evaluation, fine) = parallel::join(
-                            || {
-                                parallel::serially(|| {
-                                    self.evaluate(
-                                        grid, &query, &charged, &target, known_add, beside,
-                                    )
-                                })
-                            },
+                            || parallel::serially(|| evaluate_here(beside)),
                             || self.remove_upper_only(grid, fine_step, &query),
                         );
                         fine_tried = true;
@@ -1435,14 +1432,9 @@ impl Accountant {
                             (Ok(evaluation), None) if evaluation.bracket.upper.is_finite() => {
                                 Ok(evaluation)
                             }
-                            (Ok(_), None) => self.evaluate(
-                                grid,
-                                &query,
-                                &charged,
-                                &target,
-                                known_add,
-                                Ends::Both,
-                            ),
+                            // (The finer grid failed, which no benchmark does: this grid's
+                            // lower end and ADD's check are computed again, in full.)
+                            (Ok(_), None) => evaluate_here(Ends::Both),
                             (Err(error), _) => Err(error),
                         }
                     }
@@ -1450,18 +1442,7 @@ impl Accountant {
                         // This grid's tasks one after the other beside the finer grid (see
                         // `parallel::serially`): an idle thread helps with the transforms.
                         let (evaluation, fine) = parallel::join(
-                            || {
-                                parallel::serially(|| {
-                                    self.evaluate(
-                                        grid,
-                                        &query,
-                                        &charged,
-                                        &target,
-                                        known_add,
-                                        Ends::Both,
-                                    )
-                                })
-                            },
+                            || parallel::serially(|| evaluate_here(Ends::Both)),
                             || {
                                 self.upper_only(
                                     grid, fine_step, known_add, &query, &charged, &target,
@@ -1472,7 +1453,7 @@ impl Accountant {
                         fine_upper = fine;
                         evaluation
                     }
-                    None => self.evaluate(grid, &query, &charged, &target, known_add, Ends::Both),
+                    None => evaluate_here(Ends::Both),
                 }
             };
             let Evaluation {

@@ -406,17 +406,32 @@ impl FourStep {
                 touched
             })
             .collect();
+        self.in_column_pieces(buffer, strip_buffer, inner, |rows, first, strip, inner| {
+            self.forward_strips(rows, first, &live, strip, inner)
+        });
+    }
+
+    /// Run `strips(rows, first, strip_buffer, inner)` on the pieces of
+    /// [`FourStep::column_pieces`]: on the given scratch when there is one piece, else each
+    /// piece with scratch of its own, spread over idle threads.
+    fn in_column_pieces(
+        &self,
+        buffer: &mut [Complex64],
+        strip_buffer: &mut [Complex64],
+        inner: &mut [Complex64],
+        strips: impl Fn(&mut [&mut [Complex64]], usize, &mut [Complex64], &mut [Complex64]) + Sync,
+    ) {
         let mut pieces = self.column_pieces(buffer);
         if pieces.len() == 1 {
             let (first, rows) = &mut pieces[0];
-            self.forward_strips(rows, *first, &live, strip_buffer, inner);
+            strips(rows, *first, strip_buffer, inner);
             return;
         }
         let (strip_len, inner_len) = (strip_buffer.len(), inner.len());
         spread(pieces, |(first, mut rows)| {
             let mut strip_buffer = vec![Complex64::new(0.0, 0.0); strip_len];
             let mut inner = vec![Complex64::new(0.0, 0.0); inner_len];
-            self.forward_strips(&mut rows, first, &live, &mut strip_buffer, &mut inner);
+            strips(&mut rows, first, &mut strip_buffer, &mut inner);
         });
     }
 
@@ -470,17 +485,8 @@ impl FourStep {
         let (strip_buffer, inner) = scratch.split_at_mut(self.strip() * self.rows);
         let inner = &mut inner[..self.inner_scratch_len()];
         self.row_pass(buffer, inner);
-        let mut pieces = self.column_pieces(buffer);
-        if pieces.len() == 1 {
-            let (first, rows) = &mut pieces[0];
-            self.inverse_strips(rows, *first, conjugate, strip_buffer, inner);
-            return;
-        }
-        let (strip_len, inner_len) = (strip_buffer.len(), inner.len());
-        spread(pieces, |(first, mut rows)| {
-            let mut strip_buffer = vec![Complex64::new(0.0, 0.0); strip_len];
-            let mut inner = vec![Complex64::new(0.0, 0.0); inner_len];
-            self.inverse_strips(&mut rows, first, conjugate, &mut strip_buffer, &mut inner);
+        self.in_column_pieces(buffer, strip_buffer, inner, |rows, first, strip, inner| {
+            self.inverse_strips(rows, first, conjugate, strip, inner)
         });
     }
 
