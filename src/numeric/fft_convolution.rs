@@ -588,6 +588,12 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
     // Most bins' powers fall below e^-690 at large k: tested first, on the squared modulus
     // (as `PowerRule::power` does).
     let dropped_below = rule.dropped_below(transformed.e_fwd);
+    let slow_path = SlowPath {
+        recomputed: &near_zero.bins[..near_zero.bins.len().min(last + 1)],
+        rule: &rule,
+        transformed: &transformed,
+        dropped_below,
+    };
     // Per piece of the map (see `RealFft::map_permuted`): its spectral errors, and Σ weight
     // of the bins dropped by the fast path, each charged the same bound (an integer count:
     // a float sum here was a store-to-load chain through every bin).
@@ -596,33 +602,15 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
         || (SpectralError::default(), 0u64),
         |(spectral, dropped_weight), j, x| {
             let weight = hermitian_weight(j, n);
-            if j <= last {
-                if let Some(&Some((value, error))) = near_zero.bins.get(j) {
-                    spectral.add(weight, error);
-                    spectral.add_magnitude(weight, modulus(value));
-                    return value;
-                }
-            }
-            let x = x + atom;
-            if x.re * x.re + x.im * x.im < dropped_below {
-                *dropped_weight += weight as u64;
-                return Complex64::new(0.0, 0.0);
-            }
-            match rule.power(j, x, &transformed) {
-                PoweredBin::Kept {
-                    value,
-                    modulus,
-                    error,
-                } => {
-                    spectral.add(weight, error);
-                    spectral.add_magnitude(weight, modulus);
-                    value
-                }
-                PoweredBin::Dropped => {
+            // The fast path (most bins at large k), inlined into the map's loop.
+            if j > last {
+                let x = x + atom;
+                if x.re * x.re + x.im * x.im < dropped_below {
                     *dropped_weight += weight as u64;
-                    Complex64::new(0.0, 0.0)
+                    return Complex64::new(0.0, 0.0);
                 }
             }
+            slow_path.bin(spectral, dropped_weight, j, x + atom, weight)
         },
     );
     // The pieces' sums, in their order (fixed by n).
@@ -643,6 +631,58 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
     let result = bound_window(spectrum, buffer, window_len, &spectral, n, start);
     return_workspace(workspace);
     result
+}
+
+/// What [`power_window`]'s map needs past its inlined fast path (kept out of line: with the
+/// whole power inlined, the map's loop spilled its registers at every bin).
+struct SlowPath<'a> {
+    /// The recomputed powers of bins 0..=last ([`NearZeroPowers`]).
+    recomputed: &'a [Option<(Complex64, f64)>],
+    rule: &'a PowerRule,
+    transformed: &'a TransformedFactor,
+    /// Squared moduli below this are dropped ([`PowerRule::dropped_below`]).
+    dropped_below: f64,
+}
+
+impl SlowPath<'_> {
+    /// Bin j's power (`x`: the transformed bin with the split atom added back; `weight`: its
+    /// Hermitian weight): the recomputed one when there is one, 0 when negligible (its weight
+    /// counted in `dropped_weight`), else the rule's power; its error bound goes into
+    /// `spectral`.
+    #[inline(never)]
+    fn bin(
+        &self,
+        spectral: &mut SpectralError,
+        dropped_weight: &mut u64,
+        j: usize,
+        x: Complex64,
+        weight: f64,
+    ) -> Complex64 {
+        if let Some(&Some((value, error))) = self.recomputed.get(j) {
+            spectral.add(weight, error);
+            spectral.add_magnitude(weight, modulus(value));
+            return value;
+        }
+        if x.re * x.re + x.im * x.im < self.dropped_below {
+            *dropped_weight += weight as u64;
+            return Complex64::new(0.0, 0.0);
+        }
+        match self.rule.power(j, x, self.transformed) {
+            PoweredBin::Kept {
+                value,
+                modulus,
+                error,
+            } => {
+                spectral.add(weight, error);
+                spectral.add_magnitude(weight, modulus);
+                value
+            }
+            PoweredBin::Dropped => {
+                *dropped_weight += weight as u64;
+                Complex64::new(0.0, 0.0)
+            }
+        }
+    }
 }
 
 /// How many bins j = 1, 2, … (of `bins`, at most [`NEAR_ZERO_BINS`]) a k-th power amplifies

@@ -368,7 +368,7 @@ impl RealFft {
 /// One step of [`RealFft::map_permuted`]: `zk` holds frequency k and `zmk` frequency
 /// m − k (k ≠ m − k) of the half transform; both are unpacked, mapped and packed for the
 /// inverse in place.
-#[inline]
+#[inline(always)]
 fn map_pair<S, F: Fn(&mut S, usize, Complex64) -> Complex64>(
     zk: &mut Complex64,
     zmk: &mut Complex64,
