@@ -597,9 +597,23 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
     // Per piece of the map (see `RealFft::map_permuted`): its spectral errors, and Σ weight
     // of the bins dropped by the fast path, each charged the same bound (an integer count:
     // a float sum here was a store-to-load chain through every bin).
+    // Pairs of bins past the recomputed ones that both fall under the drop threshold are
+    // skipped unpacked (see `pair_below`), with the weight the per-bin test would count.
+    let pair_vanishes = |(_, dropped_weight): &mut (SpectralError, u64),
+                         low: usize,
+                         high: usize,
+                         a: Complex64,
+                         b: Complex64| {
+        let vanishes = low > last && pair_below(a, b, atom, dropped_below);
+        if vanishes {
+            *dropped_weight += (hermitian_weight(low, n) + hermitian_weight(high, n)) as u64;
+        }
+        vanishes
+    };
     let pieces = plan.map_permuted(
         spectrum,
         || (SpectralError::default(), 0u64),
+        pair_vanishes,
         |(spectral, dropped_weight), j, x| {
             let weight = hermitian_weight(j, n);
             // The fast path (most bins at large k), inlined into the map's loop.
@@ -631,6 +645,16 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
     let result = bound_window(spectrum, buffer, window_len, &spectral, n, start);
     return_workspace(workspace);
     result
+}
+
+/// Whether both bins unpacked from the packed pair `(a, b)` ([`RealFft::map_permuted`]),
+/// each plus `atom`, have squared moduli below `dropped_below` as the map computes them, so
+/// that the per-bin test would drop both. Unpacked, `X_k` and `X_{m−k}` are a half sum
+/// plus or minus a unit twiddle times a half difference, so `|X| ≤ |a| + |b| ≤ ‖a‖₁ + ‖b‖₁`,
+/// and as computed within about 20u of that; the 1e-9 margins cover it.
+fn pair_below(a: Complex64, b: Complex64, atom: f64, dropped_below: f64) -> bool {
+    let size = (a.re.abs() + a.im.abs() + b.re.abs() + b.im.abs() + atom.abs()) * (1.0 + 1e-9);
+    size * size < dropped_below * (1.0 - 1e-9)
 }
 
 /// What [`power_window`]'s map needs past its inlined fast path (kept out of line: with the
@@ -1259,6 +1283,59 @@ fn complex_pow(z: Complex64, mut k: u64) -> Complex64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `pair_below` never skips a pair the per-bin drop test would keep: for packed pairs
+    /// of every size around the threshold, any twiddle and any atom, whenever it holds, both
+    /// bins as the map unpacks them (plus the atom) have squared moduli below the threshold;
+    /// and it does hold for pairs a little below it.
+    #[test]
+    fn pair_below_implies_both_bins_drop() {
+        let n = 405_000;
+        let twiddles = Twiddles::new(n, n / 2 + 1);
+        // A fixed pseudo-random stream (xorshift), uniform in [0, 1).
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut uniform = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut accepted = 0;
+        for threshold in [1e-280_f64, 1e-30, 1e-6, 0.25, 0.9862] {
+            for _ in 0..20_000 {
+                let radius = threshold.sqrt() * (0.2 + 1.2 * uniform());
+                let atom = if uniform() < 0.5 {
+                    0.0
+                } else {
+                    radius * uniform()
+                };
+                let part = |share: f64, turn: f64| {
+                    let angle = 2.0 * std::f64::consts::PI * turn;
+                    let r = (radius - atom) * share;
+                    Complex64::new(r * angle.cos(), r * angle.sin())
+                };
+                let (share, turn_a, turn_b) = (uniform(), uniform(), uniform());
+                let (a, b) = (part(share, turn_a), part(1.0 - share, turn_b));
+                if !pair_below(a, b, atom, threshold) {
+                    continue;
+                }
+                accepted += 1;
+                let w = twiddles.at(1 + (uniform() * (n / 2 - 2) as f64) as usize);
+                let (low, high) = crate::numeric::real_fft::unpack_pair(a, b, w);
+                for x in [low, high] {
+                    let x = x + atom;
+                    assert!(
+                        x.re * x.re + x.im * x.im < threshold,
+                        "threshold {threshold:e}: {a}, {b}, atom {atom:e} -> {x}"
+                    );
+                }
+            }
+        }
+        assert!(
+            accepted > 10_000,
+            "only {accepted} pairs below their threshold"
+        );
+    }
 
     /// The window pass and the outside sum together give ‖out‖₂² and the window's
     /// statistics, for windows that wrap around the end of the buffer and windows that do

@@ -253,19 +253,27 @@ impl RealFft {
     /// Long transforms are mapped in pieces (groups of paired rows, see
     /// [`crate::numeric::pieces`]), each with its own `state()`; the states come back in the
     /// pieces' order, which depends on n alone (one state for short transforms).
+    ///
+    /// `vanish(state, k, m − k, z_k, z_{m−k})` is asked first for each pair of distinct bins
+    /// 0 < k < m − k, with their two packed entries: when it returns true, both Y are taken
+    /// as 0 and `f` is not called for them (no unpacking). It must return true
+    /// only where `f` would have returned 0 for both bins; it records in `state` what `f`
+    /// would have.
     pub(crate) fn map_permuted<S: Send>(
         &self,
         spectrum: &mut [Complex64],
         state: impl Fn() -> S + Sync,
+        vanish: impl Fn(&mut S, usize, usize, Complex64, Complex64) -> bool + Sync,
         f: impl Fn(&mut S, usize, Complex64) -> Complex64 + Sync,
     ) -> Vec<S> {
+        let map = PairMap { vanish, f };
         let m = self.n / 2;
         let (rows, columns) = self.half.shape();
         let twiddles = &self.twiddles;
         let mut first_state = state();
         let z0 = spectrum[0];
-        let first = f(&mut first_state, 0, Complex64::new(z0.re + z0.im, 0.0)).re;
-        let last = f(&mut first_state, m, Complex64::new(z0.re - z0.im, 0.0)).re;
+        let first = (map.f)(&mut first_state, 0, Complex64::new(z0.re + z0.im, 0.0)).re;
+        let last = (map.f)(&mut first_state, m, Complex64::new(z0.re - z0.im, 0.0)).re;
         spectrum[0] = Complex64::new(first + last, -(first - last));
         // Row 0 holds the frequencies m₁k₂: k₂ pairs with m₂ − k₂ (entries 1.. reversed).
         {
@@ -274,10 +282,10 @@ impl RealFft {
             let (left, right) = rest.split_at_mut(half);
             let (middle, right) = right.split_at_mut(right.len() - half);
             for (i, (zk, zmk)) in left.iter_mut().zip(right.iter_mut().rev()).enumerate() {
-                map_pair(zk, zmk, rows * (i + 1), m, twiddles, &mut first_state, &f);
+                map_pair(zk, zmk, rows * (i + 1), m, twiddles, &mut first_state, &map);
             }
             if let Some(z) = middle.first_mut() {
-                pair_self(z, m, twiddles, &mut first_state, &f);
+                pair_self(z, m, twiddles, &mut first_state, &map.f);
             }
         }
         // Row k₁ > 0 pairs with row m₁ − k₁ reversed: (k₁, k₂) with (m₁ − k₁, m₂ − 1 − k₂);
@@ -325,7 +333,7 @@ impl RealFft {
                         for (k2, (zk, zmk)) in
                             row.iter_mut().zip(other.iter_mut().rev()).enumerate()
                         {
-                            map_pair(zk, zmk, k1 + rows * k2, m, twiddles, &mut piece_state, &f);
+                            map_pair(zk, zmk, k1 + rows * k2, m, twiddles, &mut piece_state, &map);
                         }
                     }
                     None => {
@@ -335,10 +343,10 @@ impl RealFft {
                         for (k2, (zk, zmk)) in
                             left.iter_mut().zip(right.iter_mut().rev()).enumerate()
                         {
-                            map_pair(zk, zmk, k1 + rows * k2, m, twiddles, &mut piece_state, &f);
+                            map_pair(zk, zmk, k1 + rows * k2, m, twiddles, &mut piece_state, &map);
                         }
                         if let Some(z) = middle.first_mut() {
-                            pair_self(z, m, twiddles, &mut piece_state, &f);
+                            pair_self(z, m, twiddles, &mut piece_state, &map.f);
                         }
                     }
                 }
@@ -365,25 +373,39 @@ impl RealFft {
     }
 }
 
+/// The two maps of [`RealFft::map_permuted`]: the test for pairs that vanish, and the map.
+struct PairMap<V, F> {
+    vanish: V,
+    f: F,
+}
+
 /// One step of [`RealFft::map_permuted`]: `zk` holds frequency k and `zmk` frequency
 /// m − k (k ≠ m − k) of the half transform; both are unpacked, mapped and packed for the
-/// inverse in place.
+/// inverse in place (both mapped to 0 unread when `map.vanish` says so).
 #[inline(always)]
-fn map_pair<S, F: Fn(&mut S, usize, Complex64) -> Complex64>(
+fn map_pair<S, V, F>(
     zk: &mut Complex64,
     zmk: &mut Complex64,
     k: usize,
     m: usize,
     twiddles: &Twiddles,
     state: &mut S,
-    f: &F,
-) {
+    map: &PairMap<V, F>,
+) where
+    V: Fn(&mut S, usize, usize, Complex64, Complex64) -> bool,
+    F: Fn(&mut S, usize, Complex64) -> Complex64,
+{
     let swap = k > m - k;
     let small = if swap { m - k } else { k };
     let (zs, zl) = if swap { (*zmk, *zk) } else { (*zk, *zmk) };
     let w = twiddles.at(small);
-    let (low, high) = unpack_pair(zs, zl, w);
-    let (y_low, y_high) = (f(state, small, low), f(state, m - small, high));
+    let (y_low, y_high) = if (map.vanish)(state, small, m - small, zs, zl) {
+        // Packed as the map's zeros would be (the signs of the zeros follow w).
+        (Complex64::new(0.0, 0.0), Complex64::new(0.0, 0.0))
+    } else {
+        let (low, high) = unpack_pair(zs, zl, w);
+        ((map.f)(state, small, low), (map.f)(state, m - small, high))
+    };
     let (z_low, z_high) = pack_pair(y_low, y_high, w);
     if swap {
         (*zmk, *zk) = (z_low, z_high);
@@ -409,7 +431,7 @@ fn pair_self<S, F: Fn(&mut S, usize, Complex64) -> Complex64>(
 /// `(X_k, X_{m−k})` of a real signal's spectrum from `Z_k`, `Z_{m−k}` of its packed half
 /// transform and `w = W^k` (see the module docs).
 #[inline]
-fn unpack_pair(zk: Complex64, zmk: Complex64, w: Complex64) -> (Complex64, Complex64) {
+pub(crate) fn unpack_pair(zk: Complex64, zmk: Complex64, w: Complex64) -> (Complex64, Complex64) {
     let (a, b) = (zk, zmk.conj());
     let even = 0.5 * (a + b);
     let odd = Complex64::new(0.0, -0.5) * (a - b);
@@ -580,10 +602,15 @@ mod tests {
             }
             let map = |k: usize, v: Complex64| v * (1.0 + 0.25 * k as f64 / m as f64);
             let mut calls = vec![0u32; m + 1];
-            let pieces = plan.map_permuted(&mut permuted, Vec::new, |seen, k, v| {
-                seen.push(k);
-                map(k, v)
-            });
+            let pieces = plan.map_permuted(
+                &mut permuted,
+                Vec::new,
+                |_, _, _, _, _| false,
+                |seen, k, v| {
+                    seen.push(k);
+                    map(k, v)
+                },
+            );
             for k in pieces.into_iter().flatten() {
                 calls[k] += 1;
             }
@@ -606,6 +633,68 @@ mod tests {
                     "n = {n}, output {j}: {} against {}",
                     permuted[j],
                     mapped[j]
+                );
+            }
+        }
+    }
+
+    /// Pairs that `vanish` declares zero are stored as the map of two zeros would store them,
+    /// bit for bit (signed zeros too), at either position of the pair, and `f` is not called
+    /// for them: the
+    /// same transform mapped with `f` alone (zero above a cut) and with `vanish` skipping
+    /// the pairs above the cut gives the same buffer.
+    #[test]
+    fn vanishing_pairs_are_stored_as_mapped_zeros() {
+        for n in [30, 1000, 2 * 12 * 35 * 40, 216_000] {
+            let (x, plan, _, _) = transformed(n);
+            let m = n / 2;
+            let cut = m / 5;
+            let f = |calls: &mut Vec<usize>, k: usize, v: Complex64| {
+                calls.push(k);
+                if k > cut && k < m - cut {
+                    Complex64::new(0.0, 0.0)
+                } else {
+                    v * 0.5
+                }
+            };
+            let run = |skip: bool| {
+                let mut buffer: Vec<Complex64> = (0..=m)
+                    .map(|j| {
+                        if j < m {
+                            Complex64::new(x[2 * j], x[2 * j + 1])
+                        } else {
+                            Complex64::new(0.0, 0.0)
+                        }
+                    })
+                    .collect();
+                let mut small = vec![Complex64::new(0.0, 0.0); plan.permuted_scratch_len()];
+                let whole = 0..m;
+                plan.forward_permuted(&mut buffer, &mut small, std::slice::from_ref(&whole));
+                let calls: Vec<usize> = plan
+                    .map_permuted(
+                        &mut buffer,
+                        Vec::new,
+                        |_, low, _, _, _| skip && low > cut,
+                        f,
+                    )
+                    .concat();
+                (buffer, calls)
+            };
+            let (plain, all_calls) = run(false);
+            let (skipped, calls) = run(true);
+            assert_eq!(all_calls.len(), m + 1, "n = {n}");
+            assert!(
+                // (The bin m/2, its own partner, is never asked about.)
+                calls
+                    .iter()
+                    .all(|&k| k <= cut || k >= m - cut || 2 * k == m),
+                "n = {n}: f called on a vanishing pair"
+            );
+            assert!(calls.len() < all_calls.len(), "n = {n}: nothing skipped");
+            for (j, (a, b)) in plain.iter().zip(&skipped).enumerate() {
+                assert!(
+                    a.re.to_bits() == b.re.to_bits() && a.im.to_bits() == b.im.to_bits(),
+                    "n = {n}, entry {j}: {a} against {b}"
                 );
             }
         }
