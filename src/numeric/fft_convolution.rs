@@ -213,23 +213,23 @@ struct WindowStats {
 }
 
 impl WindowStats {
-    /// `dst[i] = max(src[i]·scale, 0)`, recording the statistics.
+    /// `dst[i] = max(src[i]·scale, 0)`, recording the statistics. (The running sums are
+    /// local copies, written back at the end: updated through `self`, they went to memory
+    /// at every entry, a store-to-load chain.)
     fn scale_and_clamp(&mut self, dst: &mut [f64], src: &[f64], scale: f64) {
+        let (mut squares, mut negative_sq) = (self.squares, self.negative_sq);
+        let (mut lowest, mut largest) = (self.lowest, self.largest);
         let mut lane = |d: &mut f64, x: f64, l: usize| {
             let y = x * scale;
             let negative = if y < 0.0 { y } else { 0.0 };
-            self.squares[l] += x * x;
-            self.negative_sq[l] += negative * negative;
-            self.lowest[l] = if negative < self.lowest[l] {
+            squares[l] += x * x;
+            negative_sq[l] += negative * negative;
+            lowest[l] = if negative < lowest[l] {
                 negative
             } else {
-                self.lowest[l]
+                lowest[l]
             };
-            self.largest[l] = if y > self.largest[l] {
-                y
-            } else {
-                self.largest[l]
-            };
+            largest[l] = if y > largest[l] { y } else { largest[l] };
             // (A NaN stays NaN, for the checks downstream to catch.)
             *d = if y < 0.0 { 0.0 } else { y };
         };
@@ -247,6 +247,8 @@ impl WindowStats {
         {
             lane(d, x, 0);
         }
+        (self.squares, self.negative_sq) = (squares, negative_sq);
+        (self.lowest, self.largest) = (lowest, largest);
     }
 }
 
