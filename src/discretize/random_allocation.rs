@@ -354,6 +354,8 @@ fn landed<M: MonotonePrivacyLoss>(
             largest_tolerance.max(landing_tolerance(grid_step).max(1e-15 * target.abs()));
     }
     let rounding = lander.rounding;
+    // (A landing that could not meet its tolerance overshot by more: the lander's record.)
+    let largest_tolerance = largest_tolerance.max(lander.overshoot(grid_step));
     Landed {
         q,
         eta: (largest_tolerance + rounding).exp_m1() * (1.0 + 1e-6) + 4.0 * u,
