@@ -596,9 +596,6 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
         transformed: &transformed,
         dropped_below,
     };
-    // Per piece of the map (see `RealFft::map_permuted`): its spectral errors, and Σ weight
-    // of the bins dropped by the fast path, each charged the same bound (an integer count:
-    // a float sum here was a store-to-load chain through every bin).
     // Pairs of bins past the recomputed ones that both fall under the drop threshold are
     // skipped unpacked (see `pair_below`), with the weight the per-bin test would count.
     let pair_vanishes = |(_, dropped_weight): &mut (SpectralError, u64),
@@ -612,6 +609,9 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
         }
         vanishes
     };
+    // Per piece of the map (see `RealFft::map_permuted`): its spectral errors, and Σ weight
+    // of the bins dropped by the fast path, each charged the same bound (an integer count:
+    // a float sum here was a store-to-load chain through every bin).
     let pieces = plan.map_permuted(
         spectrum,
         || (SpectralError::default(), 0u64),
