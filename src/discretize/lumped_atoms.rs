@@ -120,9 +120,10 @@ impl LumpedAtoms {
     /// P- and Q-mass times its width stay below `budget / 8`, halving when they exceed
     /// `budget`), so the far tails take few CDF evaluations. Each atom is still an exact merge
     /// landing on a node: a lower bound whatever the budget. Against the true curve, an
-    /// interval I costs at most `P_I·|I|` of δ at any ε (the same argument as
-    /// [`crate::discretize::loss_bins::LossBins::with_merged_tails`]); `budget = 0` lands on
-    /// every node.
+    /// interval I costs at most `P_I·|I|/4` of δ at any ε (see
+    /// [`crate::discretize::loss_bins::merge_cost`]). The spacing is chosen before the next
+    /// interval's mass is known, and towards the bulk the masses grow, so the test keeps a
+    /// margin: it uses `P_I·|I|`, four times that cost. `budget = 0` lands on every node.
     ///
     /// # Errors
     /// As [`LumpedAtoms::from_mechanism`]; [`Error::InvalidParameter`] unless `budget` is
