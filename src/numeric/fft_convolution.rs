@@ -77,7 +77,67 @@ impl Workspace {
 /// instead of two: on this project's test machines first touching memory costs about
 /// 0.55 ms per MB (page faults), a tenth of a DP-SGD query at grid step 1e-4.
 fn output_buffer(n: usize, plan: &RealFft) -> Vec<f64> {
-    vec![0.0; n.max(2 * plan.scratch_len())]
+    let len = n.max(2 * plan.scratch_len());
+    match take_recycled(len) {
+        Some(mut buffer) => {
+            buffer.clear();
+            buffer.resize(len, 0.0);
+            buffer
+        }
+        None => vec![0.0; len],
+    }
+}
+
+/// Buffers of dropped PMFs, kept for the next [`output_buffer`] (any thread takes any).
+/// Freed, a multi-megabyte buffer often goes back to the system, and the next one of its
+/// size is faulted in again page by page: in a DP-SGD query repeated in one process that
+/// varied its time by 15% from one build to the next, with the allocator's thresholds.
+static RECYCLED: Mutex<Vec<Vec<f64>>> = Mutex::new(Vec::new());
+/// At most this many buffers are kept …
+const KEPT_BUFFERS: usize = 2;
+/// … each with a capacity of at least this many bytes (smaller ones are cheap to allocate)
+/// and at most [`KEPT_WORKSPACE_BYTES`].
+const RECYCLED_MIN_BYTES: usize = 1 << 20;
+
+/// Keep `buffer`'s memory for a later [`output_buffer`] if it is large enough to be worth it
+/// and there is room (the largest buffers are kept).
+pub(crate) fn recycle(buffer: Vec<f64>) {
+    let bytes = buffer.capacity() * std::mem::size_of::<f64>();
+    if !(RECYCLED_MIN_BYTES..=KEPT_WORKSPACE_BYTES).contains(&bytes) {
+        return;
+    }
+    let mut kept = RECYCLED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if kept.len() < KEPT_BUFFERS {
+        kept.push(buffer);
+    } else if let Some(smallest) = kept.iter_mut().min_by_key(|kept| kept.capacity()) {
+        if smallest.capacity() < buffer.capacity() {
+            *smallest = buffer;
+        }
+    }
+}
+
+/// The smallest kept buffer that holds `len` entries without being more than four times
+/// larger (a result keeps its buffer's capacity), if any.
+fn take_recycled(len: usize) -> Option<Vec<f64>> {
+    if len * std::mem::size_of::<f64>() < RECYCLED_MIN_BYTES / 4 {
+        return None;
+    }
+    let mut kept = RECYCLED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let fitting = fitting_buffer(&kept, len)?;
+    Some(kept.swap_remove(fitting))
+}
+
+/// Index of the smallest of `kept` with a capacity in `[len, 4·len]`.
+fn fitting_buffer(kept: &[Vec<f64>], len: usize) -> Option<usize> {
+    kept.iter()
+        .enumerate()
+        .filter(|(_, buffer)| buffer.capacity() >= len && buffer.capacity() / 4 <= len)
+        .min_by_key(|(_, buffer)| buffer.capacity())
+        .map(|(index, _)| index)
 }
 
 /// The first `plan.scratch_len()` complex numbers of an [`output_buffer`].
@@ -1285,6 +1345,32 @@ fn complex_pow(z: Complex64, mut k: u64) -> Complex64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kept buffer is taken only for a length it holds without being more than four times
+    /// larger, the smallest such; and whatever it held, an output buffer comes out zeroed.
+    #[test]
+    fn recycled_buffers_fit_and_come_back_zeroed() {
+        let kept: Vec<Vec<f64>> = [1000, 4000, 2500]
+            .iter()
+            .map(|&n| Vec::with_capacity(n))
+            .collect();
+        assert_eq!(fitting_buffer(&kept, 900), Some(0));
+        assert_eq!(fitting_buffer(&kept, 1000), Some(0));
+        assert_eq!(fitting_buffer(&kept, 1001), Some(2));
+        assert_eq!(fitting_buffer(&kept, 3000), Some(1));
+        assert_eq!(fitting_buffer(&kept, 4001), None);
+        assert_eq!(fitting_buffer(&kept, 249), None);
+        // NaN-filled buffers handed back (taken or not by other tests meanwhile): every output
+        // buffer of about their size is all zeros.
+        let n = 3 << 17;
+        let plan = plans(n);
+        for _ in 0..3 {
+            recycle(vec![f64::NAN; n + 17]);
+            let buffer = output_buffer(n, &plan);
+            assert!(buffer.len() >= n);
+            assert!(buffer.iter().all(|&x| x == 0.0 && x.is_sign_positive()));
+        }
+    }
 
     /// `pair_below` never skips a pair the per-bin drop test would keep: for packed pairs
     /// of every size around the threshold, any twiddle and any atom, whenever it holds, both
