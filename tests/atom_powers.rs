@@ -43,6 +43,16 @@ fn sampled_eps_delta(epsilon: f64, rate: f64) -> (LossAtoms, LossAtoms) {
 }
 
 fn check(spec: &str, remove: &LossAtoms, add: &LossAtoms) {
+    check_at(
+        spec,
+        remove,
+        add,
+        &[1e-1, 1e-3, 1e-6, 1e-10, 1e-100, 1e-300],
+    );
+}
+
+/// As [`check`], at the δs given; at any other δ the bracket must still hold the exact ε.
+fn check_at(spec: &str, remove: &LossAtoms, add: &LossAtoms, tight_at: &[f64]) {
     let spec = CompositionSpec::from_json_str(spec).unwrap();
     let default = Accountant::new(&spec, AccountantOptions::default()).unwrap();
     let fixed = Accountant::new(
@@ -53,7 +63,7 @@ fn check(spec: &str, remove: &LossAtoms, add: &LossAtoms) {
         },
     )
     .unwrap();
-    for delta in [1e-1, 1e-3, 1e-6, 1e-10, 1e-100, 1e-300] {
+    for delta in [1e-1, 1e-3, 1e-6, 1e-10, 1e-100, 1e-200, 1e-300] {
         let exact = exact_epsilon(remove, add, delta);
         for (name, accountant) in [("default", &default), ("grid 5e-4", &fixed)] {
             let answer = accountant.epsilon_for_delta(delta).unwrap();
@@ -62,10 +72,12 @@ fn check(spec: &str, remove: &LossAtoms, add: &LossAtoms) {
                 e.lower <= exact + 1e-9 && exact <= e.upper + 1e-9,
                 "{name} δ {delta:e}: {e} does not hold the exact {exact}"
             );
-            assert!(
-                e.upper.is_finite() && e.width() <= 1e-3 * e.upper.max(0.1),
-                "{name} δ {delta:e}: {e} too wide around {exact}"
-            );
+            if tight_at.contains(&delta) {
+                assert!(
+                    e.upper.is_finite() && e.width() <= 1e-3 * e.upper.max(0.1),
+                    "{name} δ {delta:e}: {e} too wide around {exact}"
+                );
+            }
         }
     }
 }
@@ -96,6 +108,35 @@ fn pmf_pair_composed_thirty_times_holds_the_exact_epsilon() {
             "count":{count}}}]}}"#
     );
     check(&spec, &remove, &add);
+}
+
+/// Past the count vectors the accountant composes at once (C(1002, 2) = 501,501 > 2¹⁶): exact
+/// chunks of 360 runs, each rounded once and composed on the grid, and the 280 left exactly.
+/// The reference is the whole multinomial (allowed here up to 2²⁰ count vectors). On the grid
+/// alone, a 4-ary randomized response sampled at 0.1 and run 10⁵ times gave [51.79, 53.51]
+/// at δ 1e-5 ("grid size limit"); with the chunks, [53.511845, 53.512165]. At δ 1e-300 (ε
+/// 222.75, 0.4 nats below the largest loss, 1000·ln(0.5/0.4)) the bracket holds the exact ε
+/// but stops narrowing at [221.53, 223.08], as it did before the chunks.
+#[test]
+fn pmf_pair_composed_a_thousand_times_in_exact_chunks_holds_the_exact_epsilon() {
+    let (p, q) = ([0.5, 0.3, 0.2], [0.4, 0.35, 0.25]);
+    let count = 1000;
+    let remove = LossAtoms::from_pair(&p, &q).power(count, 1 << 20).unwrap();
+    let add = LossAtoms::from_pair(&q, &p).power(count, 1 << 20).unwrap();
+    assert_eq!(
+        LossAtoms::from_pair(&p, &q).largest_exact_count(1 << 16),
+        Some(360)
+    );
+    let spec = format!(
+        r#"{{"events":[{{"mechanism":"pmf_pair","p":[0.5,0.3,0.2],"q":[0.4,0.35,0.25],
+            "count":{count}}}]}}"#
+    );
+    check_at(
+        &spec,
+        &remove,
+        &add,
+        &[1e-1, 1e-3, 1e-6, 1e-10, 1e-100, 1e-200],
+    );
 }
 
 /// A hundred thousand runs (beyond the multinomial path: the binomial one, masses from the

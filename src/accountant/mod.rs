@@ -829,14 +829,17 @@ impl Accountant {
             // A pair with a few atoms off any lattice is composed exactly, then rounded once
             // (see `discretize::atom_power`): on the grid, its lower rounding would cost a
             // first-order error per run.
-            let exact = |atoms: &LossAtoms, symmetry: Symmetry| -> Option<Result<GridPmf>> {
+            let exact_runs = |atoms: &LossAtoms, symmetry: Symmetry, runs: u64| {
                 let powered = atoms
-                    .binomial_power(group.count, tail_mass, MAX_EXACT_ATOMS)
-                    .or_else(|| atoms.power(group.count, MAX_EXACT_ATOMS))?;
+                    .binomial_power(runs, tail_mass, MAX_EXACT_ATOMS)
+                    .or_else(|| atoms.power(runs, MAX_EXACT_ATOMS))?;
                 Some(
                     PrivacyLossDistribution::from_atoms(&powered, symmetry, step, bound)
                         .map(|pld| of_direction(&pld)),
                 )
+            };
+            let exact = |atoms: &LossAtoms, symmetry: Symmetry| -> Option<Result<GridPmf>> {
+                exact_runs(atoms, symmetry, group.count)
             };
             if let Component::Atoms {
                 atoms,
@@ -857,6 +860,29 @@ impl Accountant {
                     };
                     if let Some(pmf) = made {
                         parts.push(pmf);
+                        continue;
+                    }
+                    // Too many runs to compose exactly at once: exact chunks of as many runs
+                    // as allowed, each rounded once and composed on the grid (a rounding per
+                    // chunk instead of one per run), and the remaining runs exactly.
+                    if let Some(chunk) = atoms
+                        .largest_exact_count(MAX_EXACT_ATOMS)
+                        .filter(|&chunk| chunk >= 2 && chunk < group.count)
+                    {
+                        let (chunks, rest) = (group.count / chunk, group.count % chunk);
+                        let mut exact_parts = vec![(chunk, chunks)];
+                        if rest > 0 {
+                            exact_parts.push((rest, 1));
+                        }
+                        for (runs, count) in exact_parts {
+                            let pmf = exact_runs(atoms, *symmetry, runs).ok_or_else(|| {
+                                Error::IncompatibleDistributions {
+                                    reason: format!("no exact power of {runs} runs of a pair"),
+                                }
+                            })??;
+                            singles_points += pmf.stored_points();
+                            singles.push((pmf, count, None));
+                        }
                         continue;
                     }
                 }

@@ -28,6 +28,31 @@ use crate::numeric::summation::{neumaier_sum, NeumaierSum};
 pub const MAX_EXACT_COUNT: u64 = 10_000;
 
 impl LossAtoms {
+    /// The largest k for which [`LossAtoms::power`] composes this pair exactly within
+    /// `max_atoms` count vectors (at most [`MAX_EXACT_COUNT`]); `None` when it composes no
+    /// count exactly (tails, or no or more than four finite atoms).
+    pub fn largest_exact_count(&self, max_atoms: usize) -> Option<u64> {
+        let m = self.atoms().len();
+        if m == 0 || m > 4 || self.has_tails() {
+            return None;
+        }
+        let fits = |k: u64| count_vectors(k, m).is_some_and(|c| c <= max_atoms as u64);
+        if !fits(1) {
+            return None;
+        }
+        // fits(lo) holds, and fits is monotone in k: bisect up to MAX_EXACT_COUNT.
+        let (mut lo, mut hi) = (1, MAX_EXACT_COUNT + 1);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Some(lo)
+    }
+
     /// The exact k-fold composition of this pair as atoms, when it has no tails, at most
     /// four finite atoms, and at most `max_atoms` count vectors (`C(k+m−1, m−1)`); `None`
     /// otherwise (or for k = 0 or k > [`MAX_EXACT_COUNT`]).
@@ -379,6 +404,33 @@ impl LossAtoms {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The largest exact count is the last k whose count vectors fit (checked against the
+    /// next one by `power` itself), capped at MAX_EXACT_COUNT; none for pairs with tails.
+    #[test]
+    fn largest_exact_count_is_the_last_count_power_accepts() {
+        let pairs: [(&[f64], &[f64]); 3] = [
+            (&[0.6, 0.4], &[0.4, 0.6]),
+            (&[0.5, 0.3, 0.2], &[0.4, 0.35, 0.25]),
+            (&[0.4, 0.3, 0.2, 0.1], &[0.1, 0.2, 0.3, 0.4]),
+        ];
+        for max_atoms in [3000, 1 << 16] {
+            for (p, q) in pairs {
+                let atoms = LossAtoms::from_pair(p, q);
+                let k = atoms.largest_exact_count(max_atoms).unwrap();
+                assert!(atoms.power(k, max_atoms).is_some(), "{p:?}: {k}");
+                if k < MAX_EXACT_COUNT {
+                    assert!(atoms.power(k + 1, max_atoms).is_none(), "{p:?}: {k}");
+                }
+            }
+        }
+        let three = LossAtoms::from_pair(pairs[1].0, pairs[1].1);
+        assert_eq!(three.largest_exact_count(1 << 16), Some(360));
+        let two = LossAtoms::from_pair(pairs[0].0, pairs[0].1);
+        assert_eq!(two.largest_exact_count(1 << 16), Some(MAX_EXACT_COUNT));
+        let tailed = three.with_tails((1e-9, 1e-12), (1e-12, 1e-9));
+        assert_eq!(tailed.largest_exact_count(1 << 16), None);
+    }
 
     /// Two atoms composed k times: the binomial, checked against a direct product of the
     /// pair with itself, and the exact hockey stick against a brute-force sum.
