@@ -299,7 +299,7 @@ pub(crate) fn check_merge_budget(budget: f64) -> Result<()> {
 /// masses, so the single atom at the merged loss `ln(P_I/Q_I)` (the lower rounding) has the
 /// same split: its curve lies at most as far below the exact one (the lower rounding keeps
 /// four times this margin, see [`crate::discretize::lumped_atoms::LumpedAtoms::with_merged_tails`]).
-pub(crate) fn merge_cost(mass: f64, width: f64) -> f64 {
+pub fn merge_cost(mass: f64, width: f64) -> f64 {
     mass * (0.25 * width)
 }
 

@@ -61,9 +61,9 @@ pub struct GridPmf {
     pub(crate) entry_errors: Option<Vec<f64>>,
 }
 
-/// A PMF's probabilities go back to the FFT output buffers (see
-/// [`crate::numeric::fft_convolution::recycle`]): the next composition of about the same size
-/// reuses their memory instead of faulting in fresh pages.
+/// A PMF's probabilities go back to the FFT output buffers (`recycle` in
+/// [`crate::numeric::fft_convolution`]): the next composition of about the same size reuses
+/// their memory instead of faulting in fresh pages.
 impl Drop for GridPmf {
     fn drop(&mut self) {
         crate::numeric::fft_convolution::recycle(std::mem::take(&mut self.probs));
