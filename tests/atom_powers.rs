@@ -10,7 +10,8 @@
 
 use pld_accountant::{Accountant, AccountantOptions, CompositionSpec, LossAtoms};
 
-/// The smallest ε with max(δ_remove(ε), δ_add(ε)) ≤ δ, by bisection (to 1e-12).
+/// The smallest ε with max(δ_remove(ε), δ_add(ε)) ≤ δ, by bisection (80 halvings: far below
+/// 1e-12).
 fn exact_epsilon(remove: &LossAtoms, add: &LossAtoms, delta: f64) -> f64 {
     let delta_at = |e: f64| remove.hockey_stick(e).max(add.hockey_stick(e));
     if delta_at(0.0) <= delta {
@@ -20,7 +21,7 @@ fn exact_epsilon(remove: &LossAtoms, add: &LossAtoms, delta: f64) -> f64 {
     while delta_at(hi) > delta {
         hi *= 2.0;
     }
-    for _ in 0..200 {
+    for _ in 0..80 {
         let mid = 0.5 * (lo + hi);
         if delta_at(mid) > delta {
             lo = mid;
@@ -110,13 +111,14 @@ fn pmf_pair_composed_thirty_times_holds_the_exact_epsilon() {
     check(&spec, &remove, &add);
 }
 
-/// Past the count vectors the accountant composes at once (C(1002, 2) = 501,501 > 2¹⁶): exact
-/// chunks of 360 runs, each rounded once and composed on the grid, and the 280 left exactly.
-/// The reference is the whole multinomial (allowed here up to 2²⁰ count vectors). On the grid
-/// alone, a 4-ary randomized response sampled at 0.1 and run 10⁵ times gave [51.79, 53.51]
-/// at δ 1e-5 ("grid size limit"); with the chunks, [53.511845, 53.512165]. At δ 1e-300 (ε
-/// 222.75, 0.4 nats below the largest loss, 1000·ln(0.5/0.4)) the bracket holds the exact ε
-/// but stops narrowing at [221.53, 223.08], as it did before the chunks.
+/// Past the count vectors the accountant composes at once (C(1002, 2) = 501,501 > 2¹⁶, at
+/// most 360 runs of three atoms): exact chunks of 250 runs (the largest divisor of 1000 down
+/// to 180), each rounded once and composed four times on the grid. The reference is the
+/// whole multinomial (allowed here up to 2²⁰ count vectors). On the grid alone, a 4-ary
+/// randomized response sampled at 0.1 and run 10⁵ times gave [51.79, 53.51] at δ 1e-5 ("grid
+/// size limit"); with the chunks, [53.511954, 53.512168]. At δ 1e-300 (ε 222.75, 0.4 nats
+/// below the largest loss, 1000·ln(0.5/0.4)) the bracket holds the exact ε but stops
+/// narrowing at [221.53, 223.08], as it did before the chunks.
 #[test]
 fn pmf_pair_composed_a_thousand_times_in_exact_chunks_holds_the_exact_epsilon() {
     let (p, q) = ([0.5, 0.3, 0.2], [0.4, 0.35, 0.25]);
@@ -136,6 +138,34 @@ fn pmf_pair_composed_a_thousand_times_in_exact_chunks_holds_the_exact_epsilon() 
         &remove,
         &add,
         &[1e-1, 1e-3, 1e-6, 1e-10, 1e-100, 1e-200],
+    );
+}
+
+/// 4-ary randomized response (ε₀ 0.3) Poisson-sampled at 0.1 and run 1001 times: three atoms
+/// (the truth, the neighbour's answer, the two others), reached through the spec's sampling.
+/// 1001 = 7·11·13 has no divisor from 180 to 360: two exact chunks of 360 runs and 281 runs
+/// left over, in one FFT product. The reference is the whole multinomial of the sampled pair.
+/// Below δ ≈ 1e-150 that product stops narrowing ([20.16, 22.02] at δ 1e-200, holding the
+/// truth; per run on the grid it was [21.4578, 21.4598] for 1000 runs, but not met at 1e-10).
+#[test]
+fn sampled_four_ary_randomized_response_in_exact_chunks_holds_the_exact_epsilon() {
+    let (epsilon, rate, count) = (0.3_f64, 0.1, 1001);
+    let e = (-epsilon).exp();
+    let d = 1.0 + 3.0 * e;
+    let (truth, other, rest) = (1.0 / d, e / d, 2.0 * e / d);
+    let remove =
+        LossAtoms::from_pair(&[truth, other, rest], &[other, truth, rest]).poisson_subsampled(rate);
+    let add = remove.swapped();
+    assert_eq!(remove.largest_exact_count(1 << 16), Some(360));
+    let spec = format!(
+        r#"{{"events":[{{"mechanism":"randomized_response","epsilon":{epsilon},"categories":4,
+            "sampling":{{"poisson":{rate}}},"count":{count}}}]}}"#
+    );
+    check_at(
+        &spec,
+        &remove.power(count, 1 << 20).unwrap(),
+        &add.power(count, 1 << 20).unwrap(),
+        &[1e-1, 1e-3, 1e-6, 1e-10, 1e-100],
     );
 }
 

@@ -328,6 +328,19 @@ impl UpperEnd {
 /// does not depend on the machine's core count.
 const CONCURRENT_TASKS: usize = parallel::MAX_THREADS;
 
+/// The runs per exact chunk of a group of `count` runs, at most `largest`: the largest divisor
+/// of `count` down to `largest / 2`, so that the chunks are one self-composition, else
+/// `largest` (the runs left over are then a second exact part, in one FFT product with the
+/// chunks). The self-composition keeps the far tail: 4-ary randomized response sampled at
+/// 0.1, run 1000 times (4 chunks of 250), at δ 1e-200: [21.446, 21.467]; run 1001 times
+/// (360, 360 and 281), the product stops narrowing at [20.16, 22.02].
+fn chunk_dividing(count: u64, largest: u64) -> u64 {
+    (largest.div_ceil(2)..=largest)
+        .rev()
+        .find(|&runs| count % runs == 0)
+        .unwrap_or(largest)
+}
+
 /// Estimated peak bytes of computing one composed PMF: the parts it composes (with their
 /// per-entry errors) twice over (the parts and the next level of the composition tree); the
 /// FFT buffers of the largest transform, about six vectors as long as the longest PMF
@@ -869,6 +882,7 @@ impl Accountant {
                         .largest_exact_count(MAX_EXACT_ATOMS)
                         .filter(|&chunk| chunk >= 2 && chunk < group.count)
                     {
+                        let chunk = chunk_dividing(group.count, chunk);
                         let (chunks, rest) = (group.count / chunk, group.count % chunk);
                         let mut exact_parts = vec![(chunk, chunks)];
                         if rest > 0 {
@@ -1666,6 +1680,30 @@ use std::sync::Arc;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Chunks divide the count when a divisor down to half the largest chunk exists.
+    #[test]
+    fn chunks_divide_the_count_when_they_can() {
+        assert_eq!(chunk_dividing(1000, 360), 250);
+        assert_eq!(chunk_dividing(100_000, 360), 250);
+        assert_eq!(chunk_dividing(720, 360), 360);
+        assert_eq!(chunk_dividing(1001, 360), 360);
+        assert_eq!(chunk_dividing(7919, 71), 71);
+        assert_eq!(chunk_dividing(4 * 37, 71), 37);
+        for count in [361, 1000, 1001, 65_537, 1_000_000_007] {
+            for largest in [2, 3, 71, 360] {
+                let chunk = chunk_dividing(count, largest);
+                assert!(
+                    chunk <= largest && 2 * chunk >= largest,
+                    "{count} {largest}: {chunk}"
+                );
+                assert!(
+                    count % chunk == 0 || chunk == largest,
+                    "{count} {largest}: {chunk}"
+                );
+            }
+        }
+    }
 
     /// [`Ends::BesideFiner`] on DP-SGD (REMOVE the worse direction): with ADD's check on the
     /// finer grid's check grid, the lower end is a full evaluation's, ADD's bound is at most
