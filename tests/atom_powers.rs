@@ -98,16 +98,20 @@ fn poisson_sampled_eps_delta_pair_holds_the_exact_epsilon() {
     );
 }
 
+/// The three-atom `pmf_pair` of these tests run `count` times: its spec, and its exact REMOVE
+/// and ADD compositions (the whole multinomial, up to 2²⁰ count vectors).
+fn pmf_pair_case(count: u64) -> (String, LossAtoms, LossAtoms) {
+    let (p, q) = ([0.5, 0.3, 0.2], [0.4, 0.35, 0.25]);
+    let spec =
+        format!(r#"{{"events":[{{"mechanism":"pmf_pair","p":{p:?},"q":{q:?},"count":{count}}}]}}"#);
+    let remove = LossAtoms::from_pair(&p, &q).power(count, 1 << 20).unwrap();
+    let add = LossAtoms::from_pair(&q, &p).power(count, 1 << 20).unwrap();
+    (spec, remove, add)
+}
+
 #[test]
 fn pmf_pair_composed_thirty_times_holds_the_exact_epsilon() {
-    let (p, q) = ([0.5, 0.3, 0.2], [0.4, 0.35, 0.25]);
-    let count = 30;
-    let remove = LossAtoms::from_pair(&p, &q).power(count, 1 << 16).unwrap();
-    let add = LossAtoms::from_pair(&q, &p).power(count, 1 << 16).unwrap();
-    let spec = format!(
-        r#"{{"events":[{{"mechanism":"pmf_pair","p":[0.5,0.3,0.2],"q":[0.4,0.35,0.25],
-            "count":{count}}}]}}"#
-    );
+    let (spec, remove, add) = pmf_pair_case(30);
     check(&spec, &remove, &add);
 }
 
@@ -121,18 +125,9 @@ fn pmf_pair_composed_thirty_times_holds_the_exact_epsilon() {
 /// narrowing at [221.53, 223.08], as it did before the chunks.
 #[test]
 fn pmf_pair_composed_a_thousand_times_in_exact_chunks_holds_the_exact_epsilon() {
-    let (p, q) = ([0.5, 0.3, 0.2], [0.4, 0.35, 0.25]);
-    let count = 1000;
-    let remove = LossAtoms::from_pair(&p, &q).power(count, 1 << 20).unwrap();
-    let add = LossAtoms::from_pair(&q, &p).power(count, 1 << 20).unwrap();
-    assert_eq!(
-        LossAtoms::from_pair(&p, &q).largest_exact_count(1 << 16),
-        Some(360)
-    );
-    let spec = format!(
-        r#"{{"events":[{{"mechanism":"pmf_pair","p":[0.5,0.3,0.2],"q":[0.4,0.35,0.25],
-            "count":{count}}}]}}"#
-    );
+    let (spec, remove, add) = pmf_pair_case(1000);
+    let single = LossAtoms::from_pair(&[0.5, 0.3, 0.2], &[0.4, 0.35, 0.25]);
+    assert_eq!(single.largest_exact_count(1 << 16), Some(360));
     check_at(
         &spec,
         &remove,
