@@ -569,3 +569,35 @@ fn a_cut_that_matters_is_reported_as_not_narrowing() {
         answer.settings
     );
 }
+
+/// The README's table for MNIST (σ 1.1, q 256/60000, 14063 steps, δ 1e-5): what decides the
+/// bracket is the expected number of cut steps. With almost none (B 350: 0.0002) both ends
+/// are within the tolerance of plain Poisson sampling (its ε from the same accountant); with
+/// dozens (B 300: 54) the lower end still is, while the upper end, which lets each cut step
+/// expose the record at 2Δ, lies more than a third above it.
+#[test]
+fn the_bracket_follows_the_expected_number_of_cut_steps() {
+    let (sigma, q, n, steps) = (1.1, 256.0 / 60_000.0, 60_000, 14_063);
+    let poisson = CompositionSpec::from_json_str(&format!(
+        r#"{{"neighbouring": "add_remove", "events": [{{"mechanism": "gaussian", "sigma": {sigma},
+            "sampling": {{"poisson": {q}}}, "count": {steps}}}]}}"#
+    ))
+    .unwrap();
+    let (plain_lower, plain_upper) = epsilon(&poisson, 1e-5);
+    // P(Bin(n − 1, q) ≥ B): the chance that a step's batch is cut.
+    let expected_cuts = |b: u64| steps as f64 * truncation_probability(q, b, n).upper;
+    let rare = 350;
+    assert!(expected_cuts(rare) < 1e-3, "{}", expected_cuts(rare));
+    let (lower, upper) = epsilon(&spec(sigma, q, rare, n, steps), 1e-5);
+    assert!(
+        lower >= plain_lower * (1.0 - 1e-3) && upper <= plain_upper * (1.0 + 1e-3),
+        "B {rare}: [{lower}, {upper}] against plain Poisson [{plain_lower}, {plain_upper}]"
+    );
+    let common = 300;
+    assert!(expected_cuts(common) > 10.0, "{}", expected_cuts(common));
+    let (lower, upper) = epsilon(&spec(sigma, q, common, n, steps), 1e-5);
+    assert!(
+        lower >= plain_lower * (1.0 - 1e-3) && upper > 1.3 * plain_upper,
+        "B {common}: [{lower}, {upper}] against plain Poisson [{plain_lower}, {plain_upper}]"
+    );
+}
