@@ -30,26 +30,36 @@ _A = TypeVar("_A", bound="_Answer")
 
 
 class _Answer:
-    """A guaranteed bracket ``[lower, upper]`` at one query value, with its settings."""
+    """A guaranteed bracket ``[lower, upper]`` at one query value, with its settings and the
+    specification's caveats."""
 
-    __slots__ = ("upper", "lower", "settings", "_query", "_text")
+    __slots__ = ("upper", "lower", "settings", "caveats", "_query", "_text")
     # The names of the query value and of the bracket in the JSON answer.
     _QUERY = ""
     _BRACKET = ""
 
-    def __init__(self, upper: float, lower: float, query: float, settings: Dict[str, Any], text: str):
+    def __init__(
+        self,
+        upper: float,
+        lower: float,
+        query: float,
+        settings: Dict[str, Any],
+        text: str,
+        caveats: Tuple[str, ...] = (),
+    ):
         self.upper: float = upper
         self.lower: float = lower
         self.settings: Dict[str, Any] = settings
+        self.caveats: Tuple[str, ...] = tuple(caveats)
         self._query: float = query
         self._text: str = text
 
     @classmethod
-    def _from_native(cls: Type[_A], answer: Tuple[str, str]) -> _A:
-        text, display = answer
+    def _from_native(cls: Type[_A], answer: Tuple[str, str, List[str]]) -> _A:
+        text, display, caveats = answer
         data = from_json(text)
         bracket = data[cls._BRACKET]
-        return cls(bracket["upper"], bracket["lower"], data[cls._QUERY], data["settings"], display)
+        return cls(bracket["upper"], bracket["lower"], data[cls._QUERY], data["settings"], display, tuple(caveats))
 
     def to_dict(self) -> Dict[str, Any]:
         """The answer as ``pld`` writes it in JSON (infinities as ``math.inf``)."""
@@ -80,6 +90,8 @@ class _Answer:
         return {name: getattr(self, name) for name in _Answer.__slots__}
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
+        # (Answers pickled before `caveats` existed have none.)
+        self.caveats = ()
         for name, value in state.items():
             setattr(self, name, value)
 
@@ -90,7 +102,10 @@ class EpsilonAnswer(_Answer):
     ``upper`` is a guaranteed upper bound on the smallest ε for which the composition is
     (ε, δ)-DP (publish it); ``lower`` a guaranteed lower bound on that same ε. ``settings``
     says how it was computed (grid step, refinements, bracket width, …), as ``pld epsilon
-    --format json`` does. ``str()`` is the one-line form ``ε ∈ [lower, upper] at δ = …``
+    --format json`` does. ``caveats`` is a tuple of sentences saying why the bracket may be
+    wide whatever the grid (shuffled batches, random allocation with 1 < k < t, truncated
+    Poisson batches expected to be cut; the CLI's ``note:`` lines), empty when nothing is
+    known to widen it. ``str()`` is the one-line form ``ε ∈ [lower, upper] at δ = …``
     (rounded outward); ``upper, lower = answer`` unpacks it.
     """
 
@@ -108,7 +123,8 @@ class DeltaAnswer(_Answer):
     """The guaranteed bracket on δ at one ε, from :func:`pld_accountant.delta`.
 
     ``upper`` is a guaranteed upper bound on the smallest δ for which the composition is
-    (ε, δ)-DP, ``lower`` a guaranteed lower bound; ``settings`` as for :class:`EpsilonAnswer`.
+    (ε, δ)-DP, ``lower`` a guaranteed lower bound; ``settings`` and ``caveats`` as for
+    :class:`EpsilonAnswer`.
     """
 
     __slots__ = ()

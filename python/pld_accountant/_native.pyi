@@ -2,7 +2,7 @@
 ``pld_accountant``; specifications are JSON text here, answers the CLI's JSON text and the
 library's display)."""
 
-from typing import Dict, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -23,7 +23,7 @@ def epsilon(
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
     upper_grid_step: Optional[Union[float, str]] = None,
-) -> Tuple[str, str]: ...
+) -> Tuple[str, str, List[str]]: ...
 def delta(
     spec: str,
     epsilon: float,
@@ -33,7 +33,7 @@ def delta(
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
     upper_grid_step: Optional[Union[float, str]] = None,
-) -> Tuple[str, str]: ...
+) -> Tuple[str, str, List[str]]: ...
 def epsilons(
     spec: str,
     deltas: npt.NDArray[np.float64],

@@ -16,8 +16,9 @@ use pyo3::prelude::*;
 use serde::Serialize;
 use std::time::Instant;
 
-/// `pld epsilon --format json` (without `inputs`), and the answer's one-line `Display`
-/// (`ε ∈ [lower, upper] at δ = …`).
+/// `pld epsilon --format json` (without `inputs`), the answer's one-line `Display`
+/// (`ε ∈ [lower, upper] at δ = …`), and the specification's caveats (why its bracket may be
+/// wide by nature: the CLI's `note:` lines).
 #[allow(clippy::too_many_arguments)] // one argument per Python keyword
 #[pyfunction]
 #[pyo3(signature = (spec, delta, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None, upper_grid_step=None))]
@@ -30,7 +31,7 @@ pub fn epsilon(
     tail_mass: Option<f64>,
     memory_budget: Option<f64>,
     upper_grid_step: Option<UpperGridStepArg>,
-) -> PyResult<(String, String)> {
+) -> PyResult<(String, String, Vec<String>)> {
     compute(py, move || {
         let spec = CompositionSpec::from_json_str(&spec)?;
         let options = accountant_options(
@@ -42,11 +43,12 @@ pub fn epsilon(
             Target::Epsilon,
         )?;
         let answer = Accountant::new(&spec, options)?.epsilon_for_delta(delta)?;
-        Ok((to_json(&answer), answer.to_string()))
+        Ok((to_json(&answer), answer.to_string(), spec.caveats()))
     })
 }
 
-/// `pld delta --format json` (without `inputs`), and the answer's `Display`.
+/// `pld delta --format json` (without `inputs`), the answer's `Display`, and the
+/// specification's caveats.
 #[allow(clippy::too_many_arguments)] // one argument per Python keyword
 #[pyfunction]
 #[pyo3(signature = (spec, epsilon, *, tolerance=None, grid_step=None, tail_mass=None, memory_budget=None, upper_grid_step=None))]
@@ -59,7 +61,7 @@ pub fn delta(
     tail_mass: Option<f64>,
     memory_budget: Option<f64>,
     upper_grid_step: Option<UpperGridStepArg>,
-) -> PyResult<(String, String)> {
+) -> PyResult<(String, String, Vec<String>)> {
     compute(py, move || {
         let spec = CompositionSpec::from_json_str(&spec)?;
         let options = accountant_options(
@@ -71,7 +73,7 @@ pub fn delta(
             Target::Delta,
         )?;
         let answer = Accountant::new(&spec, options)?.delta_for_epsilon(epsilon)?;
-        Ok((to_json(&answer), answer.to_string()))
+        Ok((to_json(&answer), answer.to_string(), spec.caveats()))
     })
 }
 

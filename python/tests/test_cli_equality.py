@@ -34,6 +34,33 @@ def test_epsilon_equals_the_cli(pld_cli, name, delta):
         assert answer.delta == expected["delta"]
         # The JSON string form too: the same text for each key the CLI writes.
         assert answer.to_dict() == {k: expected[k] for k in ("delta", "epsilon", "settings")}
+        assert answer.caveats == tuple(expected["inputs"].get("caveats", []))
+
+
+# Compositions whose bracket is wide by nature, each with its caveat (the CLI's `note:`).
+WIDE_BY_NATURE = {
+    "shuffled batches": {"events": [{"mechanism": "gaussian", "sigma": 1.0,
+                                     "sampling": {"shuffle": {"steps_per_epoch": 100}}, "count": 2}]},
+    "random allocation with 1 < k < t": {"events": [{
+        "mechanism": "gaussian", "sigma": 2.0,
+        "sampling": {"random_allocation": {"steps_per_epoch": 20, "participations": 2}}, "count": 1}]},
+    "truncated Poisson sampling": {"neighbouring": "add_remove", "events": [{
+        "mechanism": "gaussian", "sigma": 1.1,
+        "sampling": {"truncated_poisson": {"rate": 0.02, "max_batch_size": 25, "dataset_size": 1000}},
+        "count": 100}]},
+}
+
+
+@pytest.mark.parametrize("reason", sorted(WIDE_BY_NATURE))
+def test_caveats_equal_the_cli_notes(pld_cli, reason):
+    spec = WIDE_BY_NATURE[reason]
+    code, cli, stderr = pld_cli(["epsilon", "--delta", "1e-5", "--format", "json"], spec)
+    assert code == 0, stderr
+    notes = tuple(inf_as_float(cli)["inputs"]["caveats"])
+    answer = pld.epsilon(spec, 1e-5)
+    assert answer.caveats == notes
+    assert len(notes) == 1 and notes[0].startswith(reason), notes
+    assert pld.delta(spec, 1.0).caveats == notes
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))

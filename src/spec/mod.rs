@@ -117,6 +117,7 @@
 // types and their checked constructors (and the builder), `sensitivity` how a sensitivity was
 // given, `checks` the validation they share with the JSON parser in `json`, and `serde_impls`
 // serde both ways through that parser.
+mod caveats;
 mod checks;
 mod composition;
 mod event;
@@ -127,6 +128,7 @@ mod sampling;
 mod sensitivity;
 mod serde_impls;
 
+pub use caveats::NEGLIGIBLE_CUT_STEPS;
 use checks::*;
 pub use composition::*;
 pub use event::*;
