@@ -143,17 +143,27 @@ class Comparison(list):  # type: ignore[type-arg]
     ``seconds``, ``ratio_to_pld_upper``, ``detail``).
 
     ``delta`` is the δ every row answers for; ``not_applicable`` lists the methods that do not
-    apply, each ``{"method", "reason"}``; ``str()`` prints the table; ``row(name)`` finds one
+    apply, each ``{"method", "reason"}``; ``caveats`` says why the PLD bracket is wide by
+    nature, as for :class:`EpsilonAnswer`; ``str()`` prints the table; ``row(name)`` finds one
     row.
     """
 
     delta: float
     not_applicable: List[Dict[str, str]]
+    caveats: Tuple[str, ...]
 
-    def __init__(self, rows: List[Dict[str, Any]], delta: float, not_applicable: List[Dict[str, str]], text: str):
+    def __init__(
+        self,
+        rows: List[Dict[str, Any]],
+        delta: float,
+        not_applicable: List[Dict[str, str]],
+        text: str,
+        caveats: Tuple[str, ...] = (),
+    ):
         super().__init__(rows)
         self.delta = delta
         self.not_applicable = not_applicable
+        self.caveats = tuple(caveats)
         self._text = text
 
     def row(self, method: str) -> Dict[str, Any]:

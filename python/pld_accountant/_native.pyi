@@ -63,7 +63,7 @@ def compare(
     tail_mass: Optional[float] = None,
     memory_budget: Optional[float] = None,
     upper_grid_step: Optional[Union[float, str]] = None,
-) -> Tuple[str, str]: ...
+) -> Tuple[str, str, List[str]]: ...
 def calibrate(
     spec: str,
     epsilon: float,

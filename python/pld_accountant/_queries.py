@@ -196,9 +196,9 @@ def compare(
     [('pld_upper', 1.828244, 'upper_bound'), ('pld_lower', 1.827225, 'lower_bound'), ('rdp', 2.101365, 'upper_bound'), ('clt_estimate', 1.617712, 'estimate')]
     """
     options = _options(tolerance, grid_step, tail_mass, memory_budget, upper_grid_step)
-    text, display = _native.compare(spec_text(spec), delta, **options)
+    text, display, caveats = _native.compare(spec_text(spec), delta, **options)
     data = from_json(text)
-    return Comparison(data["rows"], data["delta"], data["not_applicable"], display)
+    return Comparison(data["rows"], data["delta"], data["not_applicable"], display, tuple(caveats))
 
 
 @argument_types

@@ -262,7 +262,7 @@ pub fn compare(
     tail_mass: Option<f64>,
     memory_budget: Option<f64>,
     upper_grid_step: Option<UpperGridStepArg>,
-) -> PyResult<(String, String)> {
+) -> PyResult<(String, String, Vec<String>)> {
     compute(py, move || {
         let spec = CompositionSpec::from_json_str(&spec)?;
         let options = accountant_options(
@@ -299,7 +299,7 @@ pub fn compare(
             rows,
             not_applicable: comparison.not_applicable.clone(),
         };
-        Ok((to_json(&report), comparison.to_string()))
+        Ok((to_json(&report), comparison.to_string(), spec.caveats()))
     })
 }
 

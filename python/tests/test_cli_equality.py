@@ -61,6 +61,9 @@ def test_caveats_equal_the_cli_notes(pld_cli, reason):
     assert answer.caveats == notes
     assert len(notes) == 1 and notes[0].startswith(reason), notes
     assert pld.delta(spec, 1.0).caveats == notes
+    code, cli, stderr = pld_cli(["compare", "--delta", "1e-5", "--format", "json"], spec)
+    assert code == 0, stderr
+    assert pld.compare(spec, 1e-5).caveats == tuple(inf_as_float(cli)["inputs"]["caveats"]) == notes
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
