@@ -22,6 +22,7 @@
 //! upper bound loses it.
 
 use crate::discretize::loss_atoms::{LossAtom, LossAtoms};
+use crate::numeric::integer_search::first_holding;
 use crate::numeric::summation::{neumaier_sum, NeumaierSum};
 
 /// Largest count composed exactly: `ln k!` and the products stay within ~1e-12 relative.
@@ -40,17 +41,9 @@ impl LossAtoms {
         if !fits(1) {
             return None;
         }
-        // fits(lo) holds, and fits is monotone in k: bisect up to MAX_EXACT_COUNT.
-        let (mut lo, mut hi) = (1, MAX_EXACT_COUNT + 1);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if fits(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        Some(lo)
+        // fits(1) holds and fits is monotone in k: the last k up to MAX_EXACT_COUNT that
+        // fits is one before the first that does not (MAX_EXACT_COUNT + 1 stands for "none").
+        Some(first_holding(1, MAX_EXACT_COUNT + 1, |k| !fits(k)) - 1)
     }
 
     /// The exact k-fold composition of this pair as atoms, when it has no tails, at most

@@ -15,6 +15,7 @@
 //!   lengths planned in four steps by `complex_fft`).
 //! - `pieces`: long transforms' passes and recomputed bins cut into pieces that idle
 //!   evaluation threads may take (results the same bit for bit).
+//! - `integer_search`: bisection over integers for monotone yes/no questions.
 //! - [`transform_log`]: an optional record of the transforms computed, for benchmarks.
 //!
 //! None of these know about privacy; each documents its accuracy.
@@ -22,6 +23,7 @@
 pub mod binomial;
 pub(crate) mod complex_fft;
 pub mod fft_convolution;
+pub(crate) mod integer_search;
 pub mod log_space;
 pub(crate) mod near_zero_powers;
 pub mod normal;

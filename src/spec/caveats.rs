@@ -4,6 +4,7 @@
 
 use super::CompositionSpec;
 use crate::mechanism::truncated_poisson::truncation_probability;
+use crate::numeric::integer_search::first_holding;
 
 impl CompositionSpec {
     /// Why this composition's bracket may stay wide however fine the grid, one sentence
@@ -79,15 +80,7 @@ fn truncation_caveat(
     while !negligible(high) {
         high = high.saturating_mul(2).min(larger);
     }
-    let mut low = max_batch_size;
-    while high - low > 1 {
-        let middle = low + (high - low) / 2;
-        if negligible(middle) {
-            high = middle;
-        } else {
-            low = middle;
-        }
-    }
+    let high = first_holding(max_batch_size, high, negligible);
     Some(format!(
         "truncated Poisson sampling (q {rate}, B {max_batch_size}, n {dataset_size}): about \
          {} of the {count} steps are expected to cut their batch (P(Bin(n, q) ≥ B) = \
