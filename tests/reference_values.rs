@@ -330,6 +330,41 @@ fn default_upper_bound_is_at_most_dp_accounting_default() {
     );
 }
 
+/// Why the default's finer upper grid is 1e-4 itself and nothing coarser: on a fixed grid of
+/// step h the upper end's excess over the truth is second order, ε(h) ≈ ε* + a·h², so
+/// (ε(2h′) − ε(h′)) / (ε(1.5h′) − ε(h′)) = 3 / 1.25 for h′ = 1e-4 (a ≈ 3.3e3 for σ 1, q 0.01,
+/// 10⁴ steps, as the README says), and a grid only 25% coarser is already more than 1e-6·ε
+/// looser than the 1e-4 grid, the margin the default keeps to dp_accounting's default.
+#[test]
+fn fixed_grid_upper_end_is_second_order_in_the_step() {
+    let spec = CompositionSpec::dp_sgd(1.0, 0.01, 10_000, 1.0).expect("spec");
+    let upper = |step: f64| {
+        let options = AccountantOptions {
+            grid_step: Some(step),
+            ..AccountantOptions::default()
+        };
+        Accountant::new(&spec, options)
+            .and_then(|a| a.epsilon_for_delta(1e-5))
+            .expect("answer")
+            .epsilon
+            .upper
+    };
+    let base = upper(1e-4);
+    let excess = |step: f64| upper(step) - base;
+    let (quarter, half, double) = (excess(1.25e-4), excess(1.5e-4), excess(2e-4));
+    let ratio = double / half;
+    assert!(
+        (2.2..2.6).contains(&ratio),
+        "excess at 2e-4 / at 1.5e-4 = {ratio} (second order: 2.4); {half} {double}"
+    );
+    let a = double / (4e-8 - 1e-8);
+    assert!((3.0e3..3.6e3).contains(&a), "a = {a}");
+    assert!(
+        quarter > 1e-6 * base,
+        "h 1.25e-4 is only {quarter} looser than h 1e-4 ({base})"
+    );
+}
+
 /// Gaussian noise with the finer upper grid on: when a probe on a coarse grid resolves the
 /// answer, the 1e-4 grid's upper bound is computed from the start, beside a grid the probe
 /// predicts to meet the tolerance. The upper end is the 1e-4 grid's own upper bound, bit for
