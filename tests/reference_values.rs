@@ -351,17 +351,18 @@ fn fixed_grid_upper_end_is_second_order_in_the_step() {
     };
     let base = upper(1e-4);
     let excess = |step: f64| upper(step) - base;
-    let (quarter, half, double) = (excess(1.25e-4), excess(1.5e-4), excess(2e-4));
-    let ratio = double / half;
+    let (at_1_25, at_1_5, at_2) = (excess(1.25e-4), excess(1.5e-4), excess(2e-4));
+    let ratio = at_2 / at_1_5;
     assert!(
         (2.2..2.6).contains(&ratio),
-        "excess at 2e-4 / at 1.5e-4 = {ratio} (second order: 2.4); {half} {double}"
+        "excess at 2e-4 / at 1.5e-4 = {ratio} (second order: 2.4); {at_1_5} {at_2}"
     );
-    let a = double / (4e-8 - 1e-8);
+    // ε(2e-4) − ε(1e-4) = a·((2e-4)² − (1e-4)²).
+    let a = at_2 / (4e-8 - 1e-8);
     assert!((3.0e3..3.6e3).contains(&a), "a = {a}");
     assert!(
-        quarter > 1e-6 * base,
-        "h 1.25e-4 is only {quarter} looser than h 1e-4 ({base})"
+        at_1_25 > 1e-6 * base,
+        "h 1.25e-4 is only {at_1_25} looser than h 1e-4 ({base})"
     );
 }
 
