@@ -397,10 +397,16 @@ fn finer_upper_grid_first_gives_its_own_upper_bound_and_a_lower_bound_within_tol
         let name = format!("σ {sigma}, q {q}, {steps} steps");
         let settings = &default.settings;
         assert_eq!(settings.upper_grid_step, Some(1e-4), "{name}: {settings:?}");
-        assert_eq!(
-            default.epsilon.upper, fixed.epsilon.upper,
+        // The same grid's upper bound: for one sampled Gaussian repeated from a tilted power
+        // (see `pmf::tail_power`), which charges less round-off than the plain power at
+        // `--grid-step 1e-4` (by up to 1e-7 of ε), and which a guaranteed lower bound on the
+        // same grid stays below.
+        let (up, plain) = (default.epsilon.upper, fixed.epsilon.upper);
+        assert!(
+            (up - plain).abs() <= 1e-7 * plain && up >= fixed.epsilon.lower,
             "{name}: default {:?}, at 1e-4 {:?}",
-            default.epsilon, fixed.epsilon
+            default.epsilon,
+            fixed.epsilon
         );
         assert!(settings.tolerance_met, "{name}: {settings:?}");
         assert_eq!(settings.refinements == 0, first, "{name}: {settings:?}");

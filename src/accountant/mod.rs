@@ -265,6 +265,18 @@ const PRODUCT_CHUNK_POINTS: usize = 1 << 22;
 /// Grid refinement stops before a composed grid would hold more points than this.
 const MAX_REFINED_POINTS: usize = 1 << 21;
 
+/// The finer upper grid computed from the start (see [`Accountant::fine_first_steps`]).
+struct FineFirst {
+    /// Its step.
+    fine_step: f64,
+    /// The step of the first grid, evaluated beside it.
+    first_step: f64,
+    /// `(from, aim)`: the query reads the PMF at losses from `from` up (what a tilted power
+    /// must get right, see [`Accountant::remove_upper_single_event`]), most likely near `aim`;
+    /// from the probe's guaranteed bracket on REMOVE's answer.
+    read_from: (f64, f64),
+}
+
 /// The result of one evaluation at one grid.
 struct Evaluation {
     bracket: Bracket,
@@ -467,6 +479,8 @@ impl Accountant {
         let charged = |pmf: &GridPmf, epsilon: f64| pmf.charged_at(epsilon);
         let round_off_limits =
             |roundoff_mass: f64, target_width: f64| roundoff_mass / (delta * target_width);
+        // ε(δ) reads the losses above the answer, which is at least a guaranteed lower end.
+        let read_from = |b: &Bracket| (b.lower, 0.5 * (b.lower + b.upper));
         let (mut epsilon, mut settings, roundoff_mass) = self.refine(
             tail_mass,
             tilts,
@@ -475,6 +489,7 @@ impl Accountant {
             charged,
             target,
             round_off_limits,
+            read_from,
         )?;
         if tilts == 0
             && !settings.tolerance_met
@@ -492,6 +507,7 @@ impl Accountant {
                 charged,
                 target,
                 round_off_limits,
+                read_from,
             ) {
                 let merged = Bracket {
                     upper: epsilon.upper.min(tilted.upper),
@@ -665,6 +681,8 @@ impl Accountant {
                 |pmf, _| pmf.charged_at(epsilon),
                 target,
                 |roundoff_mass, target_width| roundoff_mass / target_width,
+                // δ(ε) reads the losses above ε.
+                |_| (epsilon, epsilon),
             )?;
             // Tiny δ: truncation must be far below it, and the tail computed in relative terms.
             let reference = if delta.lower > 0.0 {
@@ -1282,14 +1300,22 @@ impl Accountant {
     fn remove_upper_only(
         &self,
         grid: Grid,
-        fine_step: f64,
+        fine: FineFirst,
         query: &(dyn Fn(&GridPmf) -> f64 + Sync),
     ) -> Option<UpperEnd> {
-        let fine = Grid {
+        let fine_step = fine.fine_step;
+        let fine_grid = Grid {
             step: fine_step,
             ..grid
         };
-        let (pmf, _) = self.composed(Bound::Upper, Direction::Remove, fine).ok()?;
+        let pmf = match self.remove_upper_single_event(fine_grid, fine.read_from) {
+            Some(pmf) => pmf,
+            None => {
+                self.composed(Bound::Upper, Direction::Remove, fine_grid)
+                    .ok()?
+                    .0
+            }
+        };
         let upper = query(&pmf);
         (upper >= 0.0).then_some(UpperEnd {
             upper,
@@ -1300,6 +1326,53 @@ impl Accountant {
                 "remove"
             },
         })
+    }
+
+    /// The event and count of a plan of one event with continuous losses repeated (as
+    /// DP-SGD), composed on a grid without tilts; `None` for other plans.
+    fn single_event(&self, grid: Grid) -> Option<(&Component, u64)> {
+        let [group] = self.plan.groups.as_slice() else {
+            return None;
+        };
+        let continuous = matches!(
+            group.component,
+            Component::SubsampledGaussian(_)
+                | Component::Mixture(_)
+                | Component::TruncatedPoisson(_)
+        );
+        (grid.tilts == 0
+            && continuous
+            && group.count >= 2
+            && !self.plan.gaussian_mu.is_some_and(|mu| mu > 0.0))
+        .then_some((&group.component, group.count))
+    }
+
+    /// REMOVE's upper PMF on `grid` for a plan of one event repeated, as tight as the plain
+    /// power's at losses from `from` up (where the query reads it): by one FFT power tilted
+    /// at `aim` over a buffer about half as long as the plain power's window (see
+    /// [`GridPmf::upper_tail_power`]), else by the plain power (what
+    /// [`Accountant::composed`] computes for such a plan). `None` when the plan is not of
+    /// that kind or the power fails: the caller composes.
+    fn remove_upper_single_event(&self, grid: Grid, (from, aim): (f64, f64)) -> Option<GridPmf> {
+        let (component, count) = self.single_event(grid)?;
+        let Grid {
+            step,
+            tail_mass,
+            merge_budget,
+            ..
+        } = grid;
+        let key = GridKey::new(Bound::Upper, step, tail_mass, merge_budget);
+        let make = || component.pld(Bound::Upper, step, tail_mass, merge_budget);
+        let single = match &self.cache {
+            Some(cache) => cache
+                .single(Source::Group(component.clone()), key, make)
+                .ok()?,
+            None => Arc::new(make().ok()?),
+        };
+        let single = single.remove();
+        single
+            .upper_tail_power(count, tail_mass, from, aim)
+            .or_else(|| single.self_compose(count, tail_mass).ok())
     }
 
     /// The step of [`AccountantOptions::upper_grid_step`]'s grid when its (REMOVE) upper
@@ -1319,7 +1392,8 @@ impl Accountant {
         grid: Grid,
         query: &(dyn Fn(&GridPmf) -> f64 + Sync),
         target: &dyn Fn(&Bracket) -> f64,
-    ) -> Option<(f64, f64)> {
+        read_from: &dyn Fn(&Bracket) -> (f64, f64),
+    ) -> Option<FineFirst> {
         let fine = self.options.upper_grid_step?;
         if grid.step <= fine
             || !self.plan.continuous_losses()
@@ -1365,7 +1439,11 @@ impl Accountant {
             return None;
         }
         let first = aimed.clamp(grid.step / 8.0, grid.step * 8.0);
-        Some((fine_step, self.plan.aligned_step(first)))
+        Some(FineFirst {
+            fine_step,
+            first_step: self.plan.aligned_step(first),
+            read_from: read_from(&bracket),
+        })
     }
 
     /// Compute at a grid step, refining it until the bracket meets the tolerance.
@@ -1379,6 +1457,7 @@ impl Accountant {
         charged: impl Fn(&GridPmf, f64) -> f64 + Sync,
         target: impl Fn(&Bracket) -> f64 + Sync,
         round_off_share: impl Fn(f64, f64) -> f64,
+        read_from: impl Fn(&Bracket) -> (f64, f64),
     ) -> Result<(Bracket, Settings, f64)> {
         let fixed = self.options.grid_step;
         let mut step = fixed.unwrap_or_else(|| match self.start_step {
@@ -1431,11 +1510,11 @@ impl Accountant {
                 // grid is cheap too, its upper bound is computed beside this grid's
                 // evaluation (the two threads share the work) rather than after it.
                 let first = match (fixed, refinements, fine_tried) {
-                    (None, 0, false) => self.fine_first_steps(grid, &query, &target),
+                    (None, 0, false) => self.fine_first_steps(grid, &query, &target, &read_from),
                     _ => None,
                 };
                 // The first grid as predicted, if it fits the budget.
-                if let Some((_, first_step)) = first {
+                if let Some(FineFirst { first_step, .. }) = first {
                     if first_step != step && self.plan.memory_estimate(first_step, tilts) <= budget
                     {
                         step = first_step;
@@ -1450,18 +1529,18 @@ impl Accountant {
                 };
                 let evaluate_here =
                     |ends| self.evaluate(grid, &query, &charged, &target, known_add, ends);
-                match first.map(|(fine_step, _)| fine_step).or(speculate) {
+                match (first, speculate) {
                     // The first grid beside the finer one: REMOVE's upper bound alone there,
                     // this grid's lower end and ADD's check here (see `Ends::BesideFiner`);
                     // this grid's upper end only if ADD may be the worse direction, or if the
                     // finer grid fails.
-                    Some(fine_step) if first.is_some() => {
+                    (Some(fine), _) => {
                         let beside = Ends::BesideFiner {
-                            add_check_step: ADD_CHECK_COARSENING * fine_step,
+                            add_check_step: ADD_CHECK_COARSENING * fine.fine_step,
                         };
                         let (evaluation, fine) = parallel::join(
                             || parallel::serially(|| evaluate_here(beside)),
-                            || self.remove_upper_only(grid, fine_step, &query),
+                            || self.remove_upper_only(grid, fine, &query),
                         );
                         fine_tried = true;
                         match (evaluation, fine) {
@@ -1478,7 +1557,7 @@ impl Accountant {
                             (Err(error), _) => Err(error),
                         }
                     }
-                    Some(fine_step) => {
+                    (None, Some(fine_step)) => {
                         // This grid's tasks one after the other beside the finer grid (see
                         // `parallel::serially`): an idle thread helps with the transforms.
                         let (evaluation, fine) = parallel::join(
@@ -1493,7 +1572,7 @@ impl Accountant {
                         fine_upper = fine;
                         evaluation
                     }
-                    None => evaluate_here(Ends::Both),
+                    (None, None) => evaluate_here(Ends::Both),
                 }
             };
             let Evaluation {

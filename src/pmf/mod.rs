@@ -13,6 +13,8 @@
 //! - [`hockey_stick`]: δ(ε) and ε(δ) from the hockey-stick divergence of the PMF.
 //! - [`tail_moments`]: exponential moments at fixed tilts, for the Chernoff bounds that size
 //!   self-composition windows.
+//! - [`tail_power`]: a self-composition read only in its upper tail, by one tilted FFT
+//!   power over a shorter buffer.
 
 pub mod composition;
 pub mod grid_pmf;
@@ -20,5 +22,6 @@ pub mod hockey_stick;
 pub mod mixture;
 pub mod product;
 pub mod tail_moments;
+pub mod tail_power;
 
 pub use grid_pmf::GridPmf;
