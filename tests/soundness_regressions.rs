@@ -484,3 +484,21 @@ fn sampled_pure_dp_with_one_more_step_keeps_its_lower_end_below_the_truth() {
         );
     }
 }
+
+/// (16) Sweep seed 0x1352929 (20261161), case 482: 286-ary randomized response, ε₀ 2.13, sampled
+/// at 4.69e-15, run 581,367,696 times (add/remove). One run's loss is at most
+/// ln(1 + q(e^{ε₀} − 1)) ≈ 3.48e-14 (REMOVE; ADD's is smaller), so every composed loss is at
+/// most 2.1e-5 and δ(0.159) = 0 exactly. The exact chunk powers kept atoms whose masses both
+/// underflowed as P-mass at +∞, which gave a lower δ of 1.04e-297.
+#[test]
+fn sampled_randomized_response_underflowed_atoms() {
+    let spec = r#"{"events":[{"categories":286,"count":581367696,"epsilon":2.130176502045871,"mechanism":"randomized_response","sampling":{"poisson":4.6914664249998954e-15}}],"neighbouring":"add_remove"}"#;
+    let (q, epsilon0, runs) = (
+        4.6914664249998954e-15_f64,
+        2.130176502045871_f64,
+        581_367_696.0,
+    );
+    let largest = runs * (q * epsilon0.exp_m1()).ln_1p();
+    assert!(largest < 2.2e-5, "{largest}");
+    check_delta(spec, 0.15875568000717377, (0.0, 0.0));
+}

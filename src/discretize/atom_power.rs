@@ -104,16 +104,23 @@ impl LossAtoms {
                 // the truth is 0).
                 out.push(LossAtom { loss, p, q });
             } else if loss > 0.0 {
-                // Both underflowed above loss 0: P's mass, below 1e-308, is charged to +∞.
+                // Both underflowed above loss 0: masses below 1e-308 (Q ≤ P there), kept as
+                // a bounded top tail, which the upper rounding charges to +∞ and the lower
+                // one drops. (As P-mass at +∞ they lifted a lower δ above the truth: 2,700
+                // such atoms of a sampled randomized response run 5.8e8 times gave
+                // δ(0.159) ≥ 1.04e-297 where every loss is below 2.1e-5 and δ is 0.)
                 underflowed.push(f64::MIN_POSITIVE);
             }
         });
-        let p_infinity = runs(self.p_infinity(), k) + neumaier_sum(underflowed.iter().copied());
-        Some(LossAtoms::from_atoms(
-            out,
-            p_infinity,
-            runs(self.q_neg_infinity(), k),
-        ))
+        let underflowed = neumaier_sum(underflowed.iter().copied());
+        Some(
+            LossAtoms::from_atoms(
+                out,
+                runs(self.p_infinity(), k),
+                runs(self.q_neg_infinity(), k),
+            )
+            .with_tails((underflowed, underflowed), (0.0, 0.0)),
+        )
     }
 }
 

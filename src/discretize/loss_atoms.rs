@@ -48,7 +48,9 @@ impl LossAtom {
 /// `tails` hold outcome regions left out of the atoms whose masses are only bounded from
 /// above (a discrete Gaussian's far tails): their losses lie above every atom (`top`) or below
 /// every atom (`bottom`). The upper rounding charges them in the safe direction, the lower one
-/// drops them.
+/// drops them. An exact power also keeps in `top` the atoms whose P- and Q-masses both
+/// underflowed (below 1e-308 each, at positive losses): charged to +∞ or dropped, like the
+/// rest of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LossAtoms {
     /// Sorted by increasing loss.
