@@ -277,6 +277,10 @@ struct FineFirst {
     read_from: (f64, f64),
 }
 
+/// Where a query whose answer lies in a guaranteed bracket reads a PMF: `(from, aim)`, the
+/// losses from `from` up, most likely near `aim` (see `Accountant::refine`).
+type ReadFrom<'a> = &'a (dyn Fn(&Bracket) -> (f64, f64) + Sync);
+
 /// The result of one evaluation at one grid.
 struct Evaluation {
     bracket: Bracket,
@@ -1026,6 +1030,12 @@ impl Accountant {
     /// inputs, so the answer does not depend on the scheduling.
     ///
     /// With [`Ends::Upper`], the upper end alone (no lower grids at all).
+    ///
+    /// `read_from` (where the query reads a PMF, given a guaranteed bracket on its answer):
+    /// at a fixed step, REMOVE's upper bound for one event repeated is then a tilted power
+    /// read from the lower bound of the grid 16h (see
+    /// [`Accountant::remove_upper_single_event`]).
+    #[allow(clippy::too_many_arguments)]
     fn evaluate(
         &self,
         grid: Grid,
@@ -1034,30 +1044,77 @@ impl Accountant {
         wanted: &dyn Fn(&Bracket) -> f64,
         known_add: Option<f64>,
         ends: Ends,
+        read_from: Option<ReadFrom>,
     ) -> Result<Evaluation> {
         let symmetric = self.plan.is_symmetric();
         let upper_only = ends == Ends::Upper;
         let roundoff_mass = std::sync::Mutex::new(0.0_f64);
         let task_bytes_seen = std::sync::Mutex::new(Vec::<f64>::new());
+        let chain = match self.options.grid_step {
+            Some(_) if !upper_only => coarser_steps(grid.step),
+            _ => Vec::new(),
+        };
+        // At a fixed step, REMOVE's upper bound at h for one event repeated comes from a
+        // tilted power (see `remove_upper_single_event`), read from a guaranteed lower end:
+        // REMOVE's lower bound on the chain's grid 16h (or its coarsest), which the upper
+        // task computes first and the chain's task for that grid then reuses.
+        let anchor = match (read_from, self.single_event(grid)) {
+            (Some(read_from), Some(_)) => chain
+                .get(3)
+                .or(chain.last())
+                .map(|&step| (read_from, Grid { step, ..grid })),
+            _ => None,
+        };
+        let anchor_lower = std::sync::OnceLock::<Result<(f64, usize)>>::new();
         // (value, number of grid points) of one direction in one bound.
         let run =
             |&(bound, direction, task_grid): &(Bound, Direction, Grid)| -> Result<(f64, usize)> {
-                self.composed(bound, direction, task_grid)
-                    .map(|(pmf, bytes)| {
-                        if let Ok(mut held) = task_bytes_seen.lock() {
-                            held.push(bytes);
+                let record = |pmf: &GridPmf, bytes: f64| {
+                    if let Ok(mut held) = task_bytes_seen.lock() {
+                        held.push(bytes);
+                    }
+                    // Only the PMFs on the evaluated grid (not the coarser lower grids of a
+                    // fixed step, nor ADD's coarse check) decide whether tilts could narrow
+                    // the bracket.
+                    let value = query(pmf);
+                    if task_grid == grid {
+                        let charge = charged(pmf, value);
+                        if let Ok(mut largest) = roundoff_mass.lock() {
+                            *largest = largest.max(charge);
                         }
-                        // Only the PMFs on the evaluated grid (not the coarser lower grids of a fixed
-                        // step, nor ADD's coarse check) decide whether tilts could narrow the bracket.
-                        let value = query(&pmf);
-                        if task_grid == grid {
-                            let charge = charged(&pmf, value);
-                            if let Ok(mut largest) = roundoff_mass.lock() {
-                                *largest = largest.max(charge);
-                            }
+                    }
+                    (value, pmf.len())
+                };
+                let plain = |bound, direction, task_grid| {
+                    self.composed(bound, direction, task_grid)
+                        .map(|(pmf, bytes)| record(&pmf, bytes))
+                };
+                if let Some((read_from, anchor_grid)) = anchor {
+                    let lower_at_anchor = || {
+                        anchor_lower
+                            .get_or_init(|| plain(Bound::Lower, Direction::Remove, anchor_grid))
+                            .clone()
+                    };
+                    if (bound, direction, task_grid)
+                        == (Bound::Lower, Direction::Remove, anchor_grid)
+                    {
+                        return lower_at_anchor();
+                    }
+                    if (bound, direction, task_grid) == (Bound::Upper, Direction::Remove, grid) {
+                        let tail = lower_at_anchor().ok().and_then(|(lower, _)| {
+                            let known = Bracket {
+                                upper: lower,
+                                lower,
+                            };
+                            self.remove_upper_single_event(grid, read_from(&known))
+                        });
+                        if let Some(pmf) = tail {
+                            let bytes = task_bytes(pmf.len(), pmf.len(), 0);
+                            return Ok(record(&pmf, bytes));
                         }
-                        (value, pmf.len())
-                    })
+                    }
+                }
+                plain(bound, direction, task_grid)
             };
         if let Ends::BesideFiner { add_check_step } = ends {
             // REMOVE's lower bound here, and ADD's check on the finer grid's check grid.
@@ -1094,12 +1151,8 @@ impl Accountant {
             // ADD may be the worse direction: in full, with the check's bound when it has one
             // (REMOVE's lower end is computed again there; no DP-SGD query tried comes here).
             let known = Some(coarse_add).filter(|c| c.is_finite()).or(known_add);
-            return self.evaluate(grid, query, charged, wanted, known, Ends::Both);
+            return self.evaluate(grid, query, charged, wanted, known, Ends::Both, read_from);
         }
-        let chain = match self.options.grid_step {
-            Some(_) if !upper_only => coarser_steps(grid.step),
-            _ => Vec::new(),
-        };
         // At a fixed step the lower end is first read from the coarser grids alone (about
         // half the cost of the grid h); the grid h's own lower bound is computed only when
         // that bracket misses the tolerance (see below). `Ends::Upper`: no lower bound at all
@@ -1284,7 +1337,7 @@ impl Accountant {
             ..grid
         };
         let evaluation = self
-            .evaluate(fine, query, charged, target, known_add, Ends::Upper)
+            .evaluate(fine, query, charged, target, known_add, Ends::Upper, None)
             .ok()?;
         let upper = evaluation.bracket.upper;
         (upper >= 0.0).then_some(UpperEnd {
@@ -1457,7 +1510,7 @@ impl Accountant {
         charged: impl Fn(&GridPmf, f64) -> f64 + Sync,
         target: impl Fn(&Bracket) -> f64 + Sync,
         round_off_share: impl Fn(f64, f64) -> f64,
-        read_from: impl Fn(&Bracket) -> (f64, f64),
+        read_from: impl Fn(&Bracket) -> (f64, f64) + Sync,
     ) -> Result<(Bracket, Settings, f64)> {
         let fixed = self.options.grid_step;
         let mut step = fixed.unwrap_or_else(|| match self.start_step {
@@ -1527,8 +1580,17 @@ impl Accountant {
                         .filter(|&fine_step| step > fine_step),
                     _ => None,
                 };
-                let evaluate_here =
-                    |ends| self.evaluate(grid, &query, &charged, &target, known_add, ends);
+                let evaluate_here = |ends| {
+                    self.evaluate(
+                        grid,
+                        &query,
+                        &charged,
+                        &target,
+                        known_add,
+                        ends,
+                        Some(&read_from),
+                    )
+                };
                 match (first, speculate) {
                     // The first grid beside the finer one: REMOVE's upper bound alone there,
                     // this grid's lower end and ADD's check here (see `Ends::BesideFiner`);
@@ -1805,7 +1867,7 @@ mod tests {
         let wanted = |_: &Bracket| 0.0;
         let evaluate = |ends| {
             accountant
-                .evaluate(grid, &query, &charged, &wanted, None, ends)
+                .evaluate(grid, &query, &charged, &wanted, None, ends, None)
                 .expect("evaluates")
         };
         let full = evaluate(Ends::Both);
