@@ -21,9 +21,11 @@
 //! period is chosen so that the copies landing at or above `from_loss` weigh at most the
 //! truncation mass in all: there the PMF is as tight as the plain power's.
 //!
-//! Source: exponential tilting of lattice sums (Esscher transform), as in Koskela et al.,
-//! "Computing tight differential privacy guarantees using FFT" (AISTATS 2020), who use it
-//! to bound the error of the periodic convolution; here it shortens the period.
+//! Sources: exponential tilting is the Esscher transform of saddle-point methods (e.g.
+//! Butler, "Saddlepoint Approximations with Applications", 2007). Koskela, Jälkö and
+//! Honkela, "Computing Tight Differential Privacy Guarantees Using FFT" (AISTATS 2020),
+//! bound the aliasing of the periodic convolution with the same exponential moments; using
+//! the tilt to shorten the period, with the copies kept as extra mass, is this crate's.
 
 use crate::bound::Bound;
 use crate::numeric::fft_convolution::self_convolve_window;
