@@ -923,12 +923,7 @@ impl Accountant {
                     }
                 }
             }
-            let single = match &self.cache {
-                Some(cache) => cache.single(Source::Group(group.component.clone()), key, || {
-                    group.component.pld(bound, step, tail_mass, merge_budget)
-                })?,
-                None => Arc::new(group.component.pld(bound, step, tail_mass, merge_budget)?),
-            };
+            let single = self.group_single(&group.component, bound, grid)?;
             let pmf = of_direction(&single);
             singles_points += pmf.stored_points();
             singles.push((pmf, group.count, Some(&group.component)));
@@ -962,6 +957,51 @@ impl Accountant {
         Ok((composed, bytes))
     }
 
+    /// The single-event PLD of a group's component on `grid` in one bound, from the cache
+    /// when the accountant has one.
+    fn group_single(
+        &self,
+        component: &Component,
+        bound: Bound,
+        grid: Grid,
+    ) -> Result<Arc<PrivacyLossDistribution>> {
+        let Grid {
+            step,
+            tail_mass,
+            merge_budget,
+            ..
+        } = grid;
+        let key = GridKey::new(bound, step, tail_mass, merge_budget);
+        let make = || component.pld(bound, step, tail_mass, merge_budget);
+        match &self.cache {
+            Some(cache) => cache.single(Source::Group(component.clone()), key, make),
+            None => make().map(Arc::new),
+        }
+    }
+
+    /// `single` composed `count` times on `grid` (with its tilts), from the cache of
+    /// self-compositions when the accountant has one and `component` names the event.
+    fn self_composed(
+        &self,
+        single: &GridPmf,
+        count: u64,
+        component: Option<&Component>,
+        key: GridKey,
+        direction: Direction,
+        grid: Grid,
+    ) -> Result<GridPmf> {
+        let Grid {
+            tail_mass, tilts, ..
+        } = grid;
+        let power = || single.self_compose_tilted(count, tail_mass, tilts);
+        match (&self.cache, component) {
+            (Some(cache), Some(component)) => cache
+                .power(component, key, direction, tilts, count, power)
+                .map(|pmf| GridPmf::clone(&pmf)),
+            _ => power(),
+        }
+    }
+
     /// Compose single events, (PMF, count, component for the cache), with `extra` composed
     /// parts: by one FFT product over the whole window when it applies (see
     /// [`compose_product`]; returned alone), otherwise each event's self-composition (cached
@@ -989,15 +1029,7 @@ impl Accountant {
         }
         let mut parts = Vec::with_capacity(singles.len() + extra.len());
         for (single, count, component) in singles {
-            let power = || single.self_compose_tilted(count, tail_mass, tilts);
-            let composed = match (&self.cache, component) {
-                (Some(cache), Some(component)) => {
-                    let pmf = cache.power(component, key, direction, tilts, count, power)?;
-                    GridPmf::clone(&pmf)
-                }
-                _ => power()?,
-            };
-            parts.push(composed);
+            parts.push(self.self_composed(&single, count, component, key, direction, grid)?);
         }
         parts.extend(extra);
         Ok(parts)
@@ -1403,29 +1435,21 @@ impl Accountant {
     /// REMOVE's upper PMF on `grid` for a plan of one event repeated, as tight as the plain
     /// power's at losses from `from` up (where the query reads it): by one FFT power tilted
     /// at `aim` over a buffer about half as long as the plain power's window (see
-    /// [`GridPmf::upper_tail_power`]), else by the plain power (what
-    /// [`Accountant::composed`] computes for such a plan). `None` when the plan is not of
+    /// [`GridPmf::upper_tail_power`]), else by the plain power ([`Accountant::composed`]'s,
+    /// through the same caches). `None` when the plan is not of
     /// that kind or the power fails: the caller composes.
     fn remove_upper_single_event(&self, grid: Grid, (from, aim): (f64, f64)) -> Option<GridPmf> {
         let (component, count) = self.single_event(grid)?;
-        let Grid {
-            step,
-            tail_mass,
-            merge_budget,
-            ..
-        } = grid;
-        let key = GridKey::new(Bound::Upper, step, tail_mass, merge_budget);
-        let make = || component.pld(Bound::Upper, step, tail_mass, merge_budget);
-        let single = match &self.cache {
-            Some(cache) => cache
-                .single(Source::Group(component.clone()), key, make)
-                .ok()?,
-            None => Arc::new(make().ok()?),
-        };
-        let single = single.remove();
+        let pld = self.group_single(component, Bound::Upper, grid).ok()?;
+        let single = pld.remove();
         single
-            .upper_tail_power(count, tail_mass, from, aim)
-            .or_else(|| single.self_compose(count, tail_mass).ok())
+            .upper_tail_power(count, grid.tail_mass, from, aim)
+            .or_else(|| {
+                let key = GridKey::new(Bound::Upper, grid.step, grid.tail_mass, grid.merge_budget);
+                let composed = Some(component);
+                self.self_composed(single, count, composed, key, Direction::Remove, grid)
+                    .ok()
+            })
     }
 
     /// The step of [`AccountantOptions::upper_grid_step`]'s grid when its (REMOVE) upper
