@@ -5,6 +5,8 @@
 //!
 //! - [`binomial`]: binomial log-probabilities (Loader's saddle-point form) and certified
 //!   brackets on binomial tails.
+//! - [`erfc`]: the complementary error function (one `exp` and a polynomial from the table
+//!   `erfcx_table`, generated at high precision).
 //! - [`normal`]: the standard normal CDF, its logarithm and tails, accurate in relative terms
 //!   far into the tails.
 //! - [`log_space`]: sums and differences of numbers held as logarithms.
@@ -22,6 +24,8 @@
 
 pub mod binomial;
 pub(crate) mod complex_fft;
+pub mod erfc;
+mod erfcx_table;
 pub mod fft_convolution;
 pub(crate) mod integer_search;
 pub mod log_space;

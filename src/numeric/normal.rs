@@ -4,8 +4,8 @@
 //! Φ(z) = ½ erfc(−z/√2),     Φ̄(z) = 1 − Φ(z) = Φ(−z)
 //! ln Φ(z) ~ −z²/2 − ln(−z) − ½ln(2π) + ln(1 − 1/z² + 3/z⁴ − 15/z⁶ + …)   (z → −∞)
 //! ```
-//! `erfc` is musl's implementation (via the `libm` crate), accurate to about one ulp in
-//! relative terms over its whole range, so tails are evaluated without cancellation.
+//! `erfc` is [`super::erfc::erfc`], accurate to a few ulps in relative terms over its whole
+//! range, so tails are evaluated without cancellation.
 
 use std::f64::consts::{FRAC_1_SQRT_2, PI};
 
@@ -14,7 +14,7 @@ const ASYMPTOTIC_BELOW: f64 = -30.0;
 
 /// Standard normal CDF Φ(z); relative accuracy a few ulps for all z (0 below about −38.5).
 pub fn cdf(z: f64) -> f64 {
-    0.5 * libm::erfc(-z * FRAC_1_SQRT_2)
+    0.5 * super::erfc::erfc(-z * FRAC_1_SQRT_2)
 }
 
 /// Survival function Φ̄(z) = 1 − Φ(z) = Φ(−z), without cancellation.
