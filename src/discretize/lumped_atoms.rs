@@ -365,6 +365,12 @@ impl LumpedAtoms {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// (CDF evaluations, atoms landed) by [`Lander::land_within`] on this thread.
+    static LANDING_WORK: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
 /// A candidate end of an interval: (end loss, (P, Q) masses, edge there, rounding bound of the
 /// merged loss, the merged loss).
 type Landing<E> = (f64, (f64, f64), E, f64, f64);
@@ -496,6 +502,8 @@ impl<'a, M: MonotonePrivacyLoss> Lander<'a, M> {
         let mut t =
             if usable { guess_end } else { plain_end } + GUESS_HAIR * tolerance / self.slope;
         for _ in 0..MAX_ITERATIONS {
+            #[cfg(test)]
+            LANDING_WORK.with(|work| work.set((work.get().0 + 1, work.get().1)));
             let end = t.min(top);
             let edge = m.edge(m.inverse_privacy_loss(end));
             let (pm, qm) = m.masses_between(self.start_edge, edge);
@@ -548,6 +556,8 @@ impl<'a, M: MonotonePrivacyLoss> Lander<'a, M> {
             };
         }
         let (end, masses, edge, rounding, merged) = above?;
+        #[cfg(test)]
+        LANDING_WORK.with(|work| work.set((work.get().0, work.get().1 + 1)));
         self.overshoot = self.overshoot.max(merged - target);
         let width = end - self.start;
         // Only a finite, modest offset (well inside the interval) is a useful guess.
@@ -660,6 +670,27 @@ fn lower_pmf(
 mod tests {
     use super::*;
     use crate::mechanism::{Gaussian, PoissonSubsampled};
+
+    /// The first guess of a landing usually lands: on a sampled Gaussian step (σ 1, q 0.01
+    /// and σ 0.8, q 0.004, the grids an ε query and a fixed step use) at most 1.3 CDF
+    /// evaluations per atom (1.10–1.24 measured; 1.52–1.60 when the curvature was measured
+    /// from the target instead of the merged loss reached).
+    #[test]
+    fn most_first_guesses_land() {
+        for (sigma, q) in [(1.0, 0.01), (0.8, 0.004)] {
+            let mechanism = PoissonSubsampled::new(Gaussian::new(sigma, 1.0).unwrap(), q).unwrap();
+            for step in [1e-4, 2e-4, 4e-4] {
+                LANDING_WORK.with(|work| work.set((0, 0)));
+                LumpedAtoms::with_merged_tails(&mechanism, step, 1e-15, 1e-12).unwrap();
+                let (evaluations, atoms) = LANDING_WORK.with(|work| work.get());
+                let per_atom = evaluations as f64 / atoms as f64;
+                assert!(
+                    atoms > 1000 && per_atom <= 1.3,
+                    "σ {sigma}, q {q}, step {step}: {evaluations} evaluations for {atoms} atoms"
+                );
+            }
+        }
+    }
 
     /// Every landing's merged loss, recomputed from the masses it returns, lies within the
     /// lander's recorded overshoot (plus its rounding) above the target — also where the
