@@ -293,24 +293,26 @@ fn deviation_pass(
     let half = n / 2;
     let mut sums = [PairedSum::default(); BINS_PER_PASS];
     // m = (i − c)·stride mod n, in [0, n): started at the first entry, then stepped by
-    // gap·stride (a division only for gaps > 1).
+    // gap·stride (a division only for a gap > 1 other than the last one seen: gaps repeat
+    // along merged blocks). All BINS_PER_PASS bins are summed, the ones past `width`
+    // (valid frequencies, below n) unused: a fixed count keeps the sums in registers.
     let mut m = [0usize; BINS_PER_PASS];
     let mut steps = [0usize; BINS_PER_PASS];
-    for b in 0..width {
-        steps[b] = j + b;
+    for b in 0..BINS_PER_PASS {
+        steps[b] = (j + b.min(width - 1)) % n;
         if let Some(i0) = first {
             m[b] =
                 ((i0 as i128 - center as i128) * steps[b] as i128).rem_euclid(n as i128) as usize;
         }
     }
+    let mut gap_steps = (1, steps);
     for (index, &(gap, pi)) in terms.iter().enumerate() {
-        for b in 0..width {
+        if index > 0 && gap != gap_steps.0 {
+            gap_steps = (gap, steps.map(|stride| (gap % n) * stride % n));
+        }
+        for b in 0..BINS_PER_PASS {
             if index > 0 {
-                m[b] += if gap == 1 {
-                    steps[b]
-                } else {
-                    (gap % n) * steps[b] % n
-                };
+                m[b] += gap_steps.1[b];
                 if m[b] >= n {
                     m[b] -= n;
                 }
