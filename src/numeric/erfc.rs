@@ -16,7 +16,8 @@
 //! rounding of y (about one ulp, which moves erfcx by at most about 1.2 ulps), Horner's scheme,
 //! `exp` (the platform's, within an ulp) and three products. The tests check it against
 //! mpmath at 3143 points and against musl's `erfc` (the `libm` crate) on a dense grid. It
-//! is about twice as fast as musl's (whose own `exp` is not the platform's).
+//! takes about 0.6 of musl's time (9.6 against 15.9 ns a call; musl's own `exp` is not the
+//! platform's).
 
 use super::erfcx_table::{COEFFICIENTS, PIECES};
 
@@ -112,15 +113,36 @@ mod tests {
         assert!(worst.0 <= 4.0, "{worst:?}");
     }
 
-    /// Monotone non-increasing across every piece boundary (where the polynomial changes).
+    /// The next double above z (z finite).
+    fn next_up(z: f64) -> f64 {
+        if z == 0.0 {
+            f64::from_bits(1)
+        } else if z > 0.0 {
+            f64::from_bits(z.to_bits() + 1)
+        } else {
+            f64::from_bits(z.to_bits() - 1)
+        }
+    }
+
+    /// Monotone non-increasing across every piece boundary (where the polynomial changes),
+    /// over the 128 doubles from 64 ulps below it; at x = 0 (the switch to 2 − erfc(−x)),
+    /// over −1.28e-14 … 1.28e-14 in steps of 2e-16, where erfc moves by one or two ulps a step.
     #[test]
     fn monotone_across_piece_boundaries() {
         for k in 0..=PIECES {
             let x = 1.0 / (1.0 / 32.0 + k as f64 / 128.0) - 1.0;
-            let mut z = x - 64.0 * f64::EPSILON * x.max(1.0);
+            let start = x - 64.0 * f64::EPSILON * x.max(1.0);
+            let point = |i: i32, z: f64| {
+                if x == 0.0 {
+                    f64::from(i - 64) * 2e-16
+                } else {
+                    next_up(z)
+                }
+            };
+            let mut z = point(0, start);
             let mut previous = erfc(z);
-            for _ in 0..128 {
-                z = f64::from_bits(z.to_bits() + 1);
+            for i in 1..=128 {
+                z = point(i, z);
                 let value = erfc(z);
                 assert!(value <= previous, "piece {k}, x = {z}");
                 previous = value;
