@@ -22,6 +22,7 @@ use crate::pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
 use crate::pmf::composition::compose_all_tilted;
 use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
 use crate::pmf::product::compose_product;
+use crate::pmf::tail_moments::TailMoments;
 use crate::spec::{CompositionSpec, MechanismKind, Neighbouring, SamplingKind};
 
 /// Smallest grid step (nats) the accountant accepts, fixed or in [`Accountant::pld`]: 1e-12.
@@ -981,6 +982,7 @@ impl Accountant {
 
     /// `single` composed `count` times on `grid` (with its tilts), from the cache of
     /// self-compositions when the accountant has one and `component` names the event.
+    #[allow(clippy::too_many_arguments)]
     fn self_composed(
         &self,
         single: &GridPmf,
@@ -989,11 +991,12 @@ impl Accountant {
         key: GridKey,
         direction: Direction,
         grid: Grid,
+        moments: Option<&TailMoments>,
     ) -> Result<GridPmf> {
         let Grid {
             tail_mass, tilts, ..
         } = grid;
-        let power = || single.self_compose_tilted(count, tail_mass, tilts);
+        let power = || single.self_compose_tilted_with(count, tail_mass, tilts, moments);
         match (&self.cache, component) {
             (Some(cache), Some(component)) => cache
                 .power(component, key, direction, tilts, count, power)
@@ -1029,7 +1032,7 @@ impl Accountant {
         }
         let mut parts = Vec::with_capacity(singles.len() + extra.len());
         for (single, count, component) in singles {
-            parts.push(self.self_composed(&single, count, component, key, direction, grid)?);
+            parts.push(self.self_composed(&single, count, component, key, direction, grid, None)?);
         }
         parts.extend(extra);
         Ok(parts)
@@ -1442,12 +1445,16 @@ impl Accountant {
         let (component, count) = self.single_event(grid)?;
         let pld = self.group_single(component, Bound::Upper, grid).ok()?;
         let single = pld.remove();
+        // The tail moments the tilted power computes, reused by the plain power when the
+        // tilted one is declined.
+        let moments = std::cell::OnceCell::new();
         single
-            .upper_tail_power(count, grid.tail_mass, from, aim)
+            .upper_tail_power_sharing(count, grid.tail_mass, from, aim, &moments)
             .or_else(|| {
                 let key = GridKey::new(Bound::Upper, grid.step, grid.tail_mass, grid.merge_budget);
                 let composed = Some(component);
-                self.self_composed(single, count, composed, key, Direction::Remove, grid)
+                let direction = Direction::Remove;
+                self.self_composed(single, count, composed, key, direction, grid, moments.get())
                     .ok()
             })
     }

@@ -160,6 +160,18 @@ impl GridPmf {
     /// # Errors
     /// As [`GridPmf::self_compose`].
     pub fn self_compose_tilted(&self, k: u64, tail_mass: f64, tilts: usize) -> Result<GridPmf> {
+        self.self_compose_tilted_with(k, tail_mass, tilts, None)
+    }
+
+    /// [`GridPmf::self_compose_tilted`], with this PMF's tail moments
+    /// (`TailMoments::of(&self.probs, self.step)`) when the caller already has them.
+    pub(crate) fn self_compose_tilted_with(
+        &self,
+        k: u64,
+        tail_mass: f64,
+        tilts: usize,
+        known_moments: Option<&TailMoments>,
+    ) -> Result<GridPmf> {
         if k == 0 {
             return Err(Error::invalid("count", 0, "at least 1"));
         }
@@ -216,7 +228,10 @@ impl GridPmf {
         if highest < -LOSS_LIMIT || lowest > LOSS_LIMIT {
             return Ok(self.beyond_limit(k, highest < -LOSS_LIMIT));
         }
-        let moments = TailMoments::of(&self.probs, self.step);
+        let moments = match known_moments {
+            Some(moments) => moments.clone(),
+            None => TailMoments::of(&self.probs, self.step),
+        };
         let window = power_window_for(&moments, k, tail_mass, full_top, caps, tilts);
 
         if window.top < caps.0 {

@@ -33,6 +33,7 @@ use crate::numeric::summation::neumaier_sum;
 use crate::pmf::composition::{chernoff_window, power_infinity_mass};
 use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT};
 use crate::pmf::tail_moments::{TailMoments, TILTS};
+use std::cell::OnceCell;
 
 /// The tilted buffer is used only when it is at most this share of the plain window.
 const MAX_SHARE_OF_PLAIN: f64 = 0.8;
@@ -63,6 +64,20 @@ impl GridPmf {
         tail_mass: f64,
         from_loss: f64,
         aim_loss: f64,
+    ) -> Option<GridPmf> {
+        self.upper_tail_power_sharing(k, tail_mass, from_loss, aim_loss, &OnceCell::new())
+    }
+
+    /// [`GridPmf::upper_tail_power`], leaving in `moments` this PMF's tail moments once
+    /// computed (`TailMoments::of(&self.probs, self.step)`): a caller that composes plainly
+    /// when the tilted power is declined needs them too.
+    pub(crate) fn upper_tail_power_sharing(
+        &self,
+        k: u64,
+        tail_mass: f64,
+        from_loss: f64,
+        aim_loss: f64,
+        moments: &OnceCell<TailMoments>,
     ) -> Option<GridPmf> {
         let plain_input = self.entry_errors.is_none()
             && self.roundoff_l2 == 0.0
@@ -97,8 +112,8 @@ impl GridPmf {
             round(index_of(loss)).clamp(0.0, full_top as f64) as u64
         };
         let caps = (cap(-LOSS_LIMIT, f64::ceil), cap(LOSS_LIMIT, f64::floor));
-        let moments = TailMoments::of(&self.probs, step);
-        let plain = chernoff_window(&moments, k, tail_mass, full_top, caps);
+        let moments = moments.get_or_init(|| TailMoments::of(&self.probs, step));
+        let plain = chernoff_window(moments, k, tail_mass, full_top, caps);
         let top = plain.top;
         let plain_len = (top - plain.bottom + 1) as f64;
         let from = index_of(from_loss).floor().clamp(0.0, top as f64);
@@ -339,6 +354,25 @@ mod tests {
             );
             assert!(reference > 1e-12, "ε {epsilon}: {reference:e}");
         }
+    }
+
+    /// Declined because the answer is read from far below the mean (the buffer would be the
+    /// whole window), the tilted power leaves the moments it computed, which are this PMF's,
+    /// and the plain power given them is the plain power.
+    #[test]
+    fn a_declined_power_leaves_its_moments_for_the_plain_one() {
+        let single = binomial_pmf(40, 0.3, 0.01, -12);
+        let moments = OnceCell::new();
+        let declined = single.upper_tail_power_sharing(50, 1e-14, -10.0, -5.0, &moments);
+        assert!(declined.is_none());
+        let shared = moments.get().expect("the moments were computed");
+        let own = TailMoments::of(&single.probs, single.step);
+        assert_eq!((shared.up, shared.down), (own.up, own.down));
+        assert_eq!(shared.lambdas, own.lambdas);
+        assert_eq!(
+            single.self_compose_tilted_with(50, 1e-14, 0, Some(shared)),
+            single.self_compose_tilted(50, 1e-14, 0)
+        );
     }
 
     /// Lower PMFs, single runs and PMFs carrying an earlier composition's round-off are
