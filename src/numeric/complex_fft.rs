@@ -290,20 +290,7 @@ impl FourStep {
     /// indexed by k₁) by the twiddles `ω_m^{j₂k₁}`, j₂ = first + b. With k₁ = Rq + r
     /// (R = TWIDDLE_RUN): `ω_m^{j₂k₁} = ω_m^{R·j₂q} · ω_m^{j₂r}`, the second from a row table.
     fn twiddle_strip(&self, block: &mut [Complex64], first: usize) {
-        let rows = self.rows;
-        let mut row_table = [Complex64::new(1.0, 0.0); TWIDDLE_RUN];
-        for (b, row) in block.chunks_exact_mut(rows).enumerate() {
-            let j2 = first + b;
-            for (t, entry) in row_table.iter_mut().enumerate().take(rows) {
-                *entry = self.twiddles.at(j2 * t);
-            }
-            for (q, run) in row.chunks_mut(TWIDDLE_RUN).enumerate() {
-                let base = self.twiddles.at(j2 * q * TWIDDLE_RUN);
-                for (value, entry) in run.iter_mut().zip(&row_table) {
-                    *value *= base * entry;
-                }
-            }
-        }
+        twiddle_strip_wide(self, block, first);
     }
 
     /// Forward DFT, natural order in (only the rows touching `data` read), permuted out:
@@ -537,6 +524,31 @@ fn balanced_factors(m: usize) -> Option<(usize, usize)> {
     (columns <= 16 * rows).then_some((rows, columns))
 }
 
+crate::numeric::wide_loops::dispatch_avx2! {
+    /// [`FourStep::twiddle_strip`] (two complex products at a time on AVX2).
+    fn twiddle_strip_wide(four: &FourStep, block: &mut [Complex64], first: usize) =
+        twiddle_strip_kernel;
+}
+
+/// The body of [`FourStep::twiddle_strip`].
+#[inline(always)]
+fn twiddle_strip_kernel(four: &FourStep, block: &mut [Complex64], first: usize) {
+    let rows = four.rows;
+    let mut row_table = [Complex64::new(1.0, 0.0); TWIDDLE_RUN];
+    for (b, row) in block.chunks_exact_mut(rows).enumerate() {
+        let j2 = first + b;
+        for (t, entry) in row_table.iter_mut().enumerate().take(rows) {
+            *entry = four.twiddles.at(j2 * t);
+        }
+        for (q, run) in row.chunks_mut(TWIDDLE_RUN).enumerate() {
+            let base = four.twiddles.at(j2 * q * TWIDDLE_RUN);
+            for (value, entry) in run.iter_mut().zip(&row_table) {
+                *value *= base * entry;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -689,6 +701,30 @@ mod tests {
     }
 
     /// The factor pairs: the largest divisor below √m, refused when too unbalanced.
+    /// The twiddle pass as dispatched (AVX2 where the processor has it) gives the baseline
+    /// build's bits.
+    #[test]
+    fn the_wide_twiddle_pass_gives_the_same_bits() {
+        let plan = ComplexFft::four_step(36, 50);
+        let Kind::FourStep(four) = &plan.kind else {
+            panic!("a four-step plan");
+        };
+        let block: Vec<Complex64> = (0..4 * 36)
+            .map(|i| Complex64::new((i as f64 * 0.37).sin(), (i as f64 * 0.11).cos()))
+            .collect();
+        let (mut wide, mut plain) = (block.clone(), block);
+        four.twiddle_strip(&mut wide, 7);
+        twiddle_strip_kernel(four, &mut plain, 7);
+        let bits = |v: &[Complex64]| -> Vec<(u64, u64)> {
+            v.iter().map(|z| (z.re.to_bits(), z.im.to_bits())).collect()
+        };
+        assert_eq!(bits(&wide), bits(&plain));
+        assert!(wide
+            .iter()
+            .zip(0..)
+            .any(|(z, i)| *z != Complex64::new((i as f64 * 0.37).sin(), (i as f64 * 0.11).cos())));
+    }
+
     #[test]
     fn balanced_factors_pick_the_divisor_nearest_the_root() {
         assert_eq!(balanced_factors(108_000), Some((300, 360)));

@@ -19,6 +19,8 @@
 //!   evaluation threads may take (results the same bit for bit).
 //! - `integer_search`: bisection over integers for monotone yes/no questions.
 //! - [`transform_log`]: an optional record of the transforms computed, for benchmarks.
+//! - `wide_loops`: a few hot elementwise loops also compiled for AVX2, chosen at run time
+//!   (the same results bit for bit).
 //!
 //! None of these know about privacy; each documents its accuracy.
 
@@ -35,3 +37,5 @@ pub(crate) mod pieces;
 pub(crate) mod real_fft;
 pub mod summation;
 pub mod transform_log;
+#[macro_use]
+pub(crate) mod wide_loops;
