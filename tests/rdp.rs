@@ -483,6 +483,20 @@ fn epsilon_decreases_with_delta_and_delta_inverts_it() {
     }
 }
 
+/// A δ bound below the smallest double is still positive: a Gaussian is never (ε, 0)-DP, and
+/// a conversion that underflowed to 0 would claim it is. Only identical distributions (a
+/// divergence of 0 at every order) convert to δ = 0.
+#[test]
+fn delta_never_underflows_to_pure_dp() {
+    let curve = RdpCurve::from_fn(default_orders(), |a| gaussian(a, 1.0));
+    for epsilon in [50.0, 500.0, 1e4, 1e300] {
+        let d = curve.delta(epsilon).delta;
+        assert!(d > 0.0 && d <= 1e-20, "ε {epsilon}: δ {d:e}");
+    }
+    assert!(curve.delta(1e4).delta <= f64::from_bits(1));
+    assert_eq!(RdpCurve::zero(default_orders()).delta(0.5).delta, 0.0);
+}
+
 #[test]
 fn compose_is_infinity_safe_and_handles_mismatched_orders() {
     let orders = default_orders();

@@ -329,8 +329,13 @@ impl RdpCurve {
         }
         best.delta = if best_log == f64::INFINITY {
             1.0
+        } else if best_log == f64::NEG_INFINITY {
+            // A divergence of 0: the pair is one distribution, δ = 0 exactly.
+            0.0
         } else {
-            best_log.exp().min(1.0)
+            // A bound below the smallest double (e^{−900}) is still a positive one: it rounds
+            // up to that double, never to 0, which would claim pure DP.
+            best_log.exp().clamp(f64::from_bits(1), 1.0)
         };
         best
     }
