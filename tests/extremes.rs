@@ -220,3 +220,55 @@ fn multimodal_steps_wrapping_around_the_buffer_keep_a_tight_upper_bound() {
         "{answer} loose against {some_sampled}"
     );
 }
+
+/// DP-SGD whose ε lies beyond the representable loss range (σ 1.385, q 0.05817, 848,219
+/// steps: about 1000 nats at δ 1e-8). The grid can say no more than "at least the top of its
+/// range"; the upper end used to be the Gaussian without amplification (224,826 nats), 184
+/// times RDP's guaranteed 1219.8. The answer's upper end is now RDP's conversion, for ε(δ)
+/// and δ(ε) alike, and named so; a case the grid answers within its tolerance does not take
+/// it (it is tighter there, and RDP would only cost time).
+#[test]
+fn beyond_the_loss_range_the_upper_end_is_no_looser_than_rdp() {
+    let spec = CompositionSpec::dp_sgd(1.385, 0.05817, 848_219, 1.0).unwrap();
+    let accountant = Accountant::new(&spec, AccountantOptions::default()).unwrap();
+    let delta = 1e-8;
+    let (rdp, _) = pld_accountant::comparison::rdp_epsilon(&spec, delta).unwrap();
+    let answer = accountant.epsilon_for_delta(delta).unwrap();
+    let e = answer.epsilon;
+    assert!(rdp > 1000.0 && rdp < 1300.0, "RDP {rdp}");
+    // (The accountant widens each divergence by a bound on its additions' rounding.)
+    assert!(e.upper <= rdp * (1.0 + 1e-9), "{e} against RDP {rdp}");
+    assert!(e.lower >= 599.0 && e.lower <= e.upper, "{e}");
+    assert_eq!(
+        answer.settings.upper_method.as_deref(),
+        Some("rdp_conversion")
+    );
+    // δ at an ε between the ends: at most RDP's δ there (and far below the 1 the grid
+    // alone would have to say).
+    let orders = pld_accountant::analytic::rdp::default_orders();
+    let mut curve = pld_accountant::analytic::rdp::RdpCurve::zero(orders.clone());
+    for event in spec.events() {
+        let one =
+            pld_accountant::analytic::event_bounds::rdp_curve(event, spec.neighbouring(), &orders)
+                .unwrap();
+        curve.compose(&one, event.count());
+    }
+    let rdp_delta = curve.delta(1300.0).delta;
+    let delta_answer = accountant.delta_for_epsilon(1300.0).unwrap();
+    assert!(
+        delta_answer.delta.upper <= rdp_delta * (1.0 + 1e-9) && rdp_delta < 1e-8,
+        "{} against RDP {rdp_delta:e}",
+        delta_answer.delta
+    );
+    // Within the loss range the grid's answer stands (RDP is looser there).
+    let small = CompositionSpec::dp_sgd(1.0, 0.01, 1000, 1.0).unwrap();
+    let answer = Accountant::new(&small, AccountantOptions::default())
+        .unwrap()
+        .epsilon_for_delta(1e-5)
+        .unwrap();
+    assert!(answer.settings.tolerance_met);
+    assert_ne!(
+        answer.settings.upper_method.as_deref(),
+        Some("rdp_conversion")
+    );
+}

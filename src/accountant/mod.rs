@@ -139,6 +139,16 @@ fn roundoff_may_matter(roundoff_mass: f64, target_delta_width: f64) -> bool {
     roundoff_mass.is_nan() || roundoff_mass >= 0.1 * target_delta_width
 }
 
+/// Whether the grid left a bracket loose by far: wider than its tolerance, with its lower end
+/// below half its upper end (or its upper end infinite), where the composed loss lies beyond
+/// the grid's range ([`LOSS_LIMIT`]) or the grid needed was out of reach. Only then is the
+/// RDP conversion worth its cost (milliseconds per distinct event) for a composition without
+/// guarantee events: elsewhere the grid's upper end is the tighter.
+fn left_loose(bracket: &Bracket, settings: &Settings) -> bool {
+    let tight = bracket.upper.is_finite() && bracket.lower >= 0.5 * bracket.upper;
+    !(settings.tolerance_met || tight)
+}
+
 /// Replace a bracket's upper end by `closed_form` (the composition's upper bound in closed
 /// form, see [`Plan::upper_gaussian_mu`]) when it is smaller: both are upper bounds. The
 /// settings record it and their width and tolerance follow.
@@ -547,7 +557,13 @@ impl Accountant {
                 "zcdp_conversion",
             );
         }
-        if let Some(curve) = &self.plan.mixed_rdp {
+        // RDP: always beside guarantee events, otherwise only where the grid left the
+        // answer loose by far (see `Plan::rdp_fallback`).
+        let rdp = match self.plan.mixed_rdp.is_some() || left_loose(&epsilon, &settings) {
+            true => self.plan.rdp_fallback(),
+            false => None,
+        };
+        if let Some(curve) = rdp {
             take_closed_form_upper(
                 &mut epsilon,
                 &mut settings,
@@ -736,7 +752,13 @@ impl Accountant {
                     "zcdp_conversion",
                 );
             }
-            if let Some(curve) = &self.plan.mixed_rdp {
+            // RDP: always beside guarantee events, otherwise only where the grid left the
+            // answer loose by far (see `Plan::rdp_fallback`).
+            let rdp = match self.plan.mixed_rdp.is_some() || left_loose(&delta, &settings) {
+                true => self.plan.rdp_fallback(),
+                false => None,
+            };
+            if let Some(curve) = rdp {
                 take_closed_form_upper(
                     &mut delta,
                     &mut settings,

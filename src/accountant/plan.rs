@@ -22,9 +22,38 @@ pub(super) struct Plan {
     /// has an RDP curve: the worst-case pairs of guarantees make the PLD lose to RDP in some
     /// mixes, and the conversion is a valid upper bound, so the accountant takes it too.
     pub(super) mixed_rdp: Option<crate::analytic::rdp::RdpCurve>,
+    /// The spec, for the RDP curve of the whole composition computed when first asked for
+    /// ([`Plan::rdp_fallback`]).
+    spec: CompositionSpec,
+    rdp_fallback: std::sync::OnceLock<Option<crate::analytic::rdp::RdpCurve>>,
 }
 
 /// Identical events, composed `count` times.
+/// The RDP curve of the composition `spec`: every event's curve added at dp_accounting's
+/// orders, each divergence then widened by a bound on the rounding of the additions
+/// (`(4·events + 64)·2⁻⁵²` relative); `None` when some event has no RDP curve.
+///
+/// # Guarantee
+/// Upper bound on the composition's Rényi divergence at every order.
+fn composition_rdp(spec: &CompositionSpec) -> Option<crate::analytic::rdp::RdpCurve> {
+    let orders = crate::analytic::rdp::default_orders();
+    let mut total = crate::analytic::rdp::RdpCurve::zero(orders.clone());
+    for event in &spec.events {
+        let curve =
+            crate::analytic::event_bounds::rdp_curve(event, spec.neighbouring, &orders).ok()?;
+        total.compose(&curve, event.count);
+    }
+    let terms = 4.0 * spec.events.len() as f64 + 64.0;
+    let values = total.divergences().to_vec();
+    Some(crate::analytic::rdp::RdpCurve::from_fn(
+        orders.clone(),
+        |alpha| {
+            let i = orders.iter().position(|&o| o == alpha).unwrap_or(0);
+            values[i] * (1.0 + terms * f64::EPSILON)
+        },
+    ))
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Group {
     pub(super) component: Component,
@@ -476,26 +505,7 @@ impl Plan {
             )
         });
         let mixed_rdp = if any_guarantee {
-            let orders = crate::analytic::rdp::default_orders();
-            let mut total = crate::analytic::rdp::RdpCurve::zero(orders.clone());
-            let mut all = true;
-            for event in &spec.events {
-                match crate::analytic::event_bounds::rdp_curve(event, relation, &orders) {
-                    Ok(curve) => total.compose(&curve, event.count),
-                    Err(_) => {
-                        all = false;
-                        break;
-                    }
-                }
-            }
-            let terms = 4.0 * spec.events.len() as f64 + 64.0;
-            all.then(|| {
-                let values = total.divergences().to_vec();
-                crate::analytic::rdp::RdpCurve::from_fn(orders.clone(), |alpha| {
-                    let i = orders.iter().position(|&o| o == alpha).unwrap_or(0);
-                    values[i] * (1.0 + terms * f64::EPSILON)
-                })
-            })
+            composition_rdp(spec)
         } else {
             None
         };
@@ -504,7 +514,22 @@ impl Plan {
             gaussian_mu_relative_error,
             groups,
             mixed_rdp,
+            spec: spec.clone(),
+            rdp_fallback: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The RDP accountant's curve of the whole composition (as [`Plan::mixed_rdp`], which it
+    /// is when there is one), computed on first use; `None` when some event has no RDP curve.
+    /// For answers the grid leaves wide (a composed ε beyond [`LOSS_LIMIT`], a memory budget):
+    /// its conversion is a valid upper bound, often far below the other closed forms there.
+    pub(super) fn rdp_fallback(&self) -> Option<&crate::analytic::rdp::RdpCurve> {
+        if let Some(curve) = &self.mixed_rdp {
+            return Some(curve);
+        }
+        self.rdp_fallback
+            .get_or_init(|| composition_rdp(&self.spec))
+            .as_ref()
     }
 
     /// `[μ_lo, μ_hi]` around the exact μ when the whole composition is one Gaussian (no grid
