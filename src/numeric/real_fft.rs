@@ -398,15 +398,21 @@ fn map_pair<S, V, F>(
     let swap = k > m - k;
     let small = if swap { m - k } else { k };
     let (zs, zl) = if swap { (*zmk, *zk) } else { (*zk, *zmk) };
-    let w = twiddles.at(small);
-    let (y_low, y_high) = if (map.vanish)(state, small, m - small, zs, zl) {
-        // Packed as the map's zeros would be (the signs of the zeros follow w).
-        (Complex64::new(0.0, 0.0), Complex64::new(0.0, 0.0))
+    let (z_low, z_high) = if (map.vanish)(state, small, m - small, zs, zl) {
+        // Packed as the map's zeros would be: the signs of the zeros follow those of w's
+        // parts, which are the same for every 0 < small < m/2 (w = e^{−iπ·small/m}, in the
+        // fourth quadrant), so no twiddle is looked up.
+        pack_pair(
+            Complex64::new(0.0, 0.0),
+            Complex64::new(0.0, 0.0),
+            Complex64::new(1.0, -1.0),
+        )
     } else {
+        let w = twiddles.at(small);
         let (low, high) = unpack_pair(zs, zl, w);
-        ((map.f)(state, small, low), (map.f)(state, m - small, high))
+        let mapped = ((map.f)(state, small, low), (map.f)(state, m - small, high));
+        pack_pair(mapped.0, mapped.1, w)
     };
-    let (z_low, z_high) = pack_pair(y_low, y_high, w);
     if swap {
         (*zmk, *zk) = (z_low, z_high);
     } else {
