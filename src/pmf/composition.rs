@@ -181,7 +181,9 @@ impl GridPmf {
         // keeps such a PMF an upper bound (one of mass 1 with δ′ ≥ min(δ, 1) at every ε must
         // put everything at +∞), so past k·ln T > 1 (extra mass above e − 1, a weak bound
         // anyway) the answer is that one: δ ≡ 1.
-        let total = self.total_mass();
+        // (The finite mass is read again below: summed once.)
+        let f = self.finite_mass();
+        let total = f + self.infinity_mass;
         if self.bound == Bound::Upper && total > 1.0 + 1e-9 && k as f64 * total.ln() > 1.0 {
             return Ok(GridPmf::from_parts(
                 self.step,
@@ -253,7 +255,6 @@ impl GridPmf {
             });
         }
         let mut conv = self_convolve_window(&self.probs, k, window.bottom, len as usize);
-        let f = self.finite_mass();
         let kf = k as f64;
         let halves = if self.half_offset { k } else { 0 };
         let offset = self.offset * k as i64 + window.bottom as i64 + (halves / 2) as i64;
