@@ -502,3 +502,30 @@ fn sampled_randomized_response_underflowed_atoms() {
     assert!(largest < 2.2e-5, "{largest}");
     check_delta(spec, 0.15875568000717377, (0.0, 0.0));
 }
+
+/// Soundness sweep seed 0x1352933, case 412: Gaussian steps (σ 4.4e7) on truncated Poisson
+/// batches, 6.2e8 of them. The RDP curve of the step's revealed mixture summed its parts'
+/// `w·A_α` near 1 in log space, which lost the divergence (about 1e-18) entirely: 0 at every
+/// order up to 9, so the RDP conversion's δ(ε) was 0, and once that conversion capped loose
+/// answers the accountant answered δ = [0, 0]. The truth is at least one run's δ at the
+/// probability π = E[min(Bin(n, q), B)]/n that the record is in the cut batch (a pair of
+/// neighbouring datasets under this very sampling), summed here over the binomial.
+#[test]
+fn truncated_poisson_rdp_keeps_divergences_below_one_ulp() {
+    let (q, b, n, sigma) = (0.06036304099382134_f64, 4u64, 19u64, 44449726.53207462_f64);
+    let spec = format!(
+        r#"{{"events":[{{"count":620523005,"mechanism":"gaussian","sampling":{{"truncated_poisson":{{"dataset_size":{n},"max_batch_size":{b},"rate":{q}}}}},"sensitivity":1.0,"sigma":{sigma}}}],"neighbouring":"add_remove"}}"#
+    );
+    // E[min(K, B)] for K ~ Bin(n, q), by the binomial pmf term by term.
+    let mut pmf = (1.0 - q).powi(n as i32);
+    let mut mean_kept = 0.0;
+    for k in 0..=n {
+        mean_kept += pmf * k.min(b) as f64;
+        pmf *= (n - k) as f64 / (k + 1) as f64 * q / (1.0 - q);
+    }
+    let pi = mean_kept / n as f64 * (1.0 - 1e-9);
+    let epsilon = 2.8417590450649988e-8;
+    let truth = oracle::subsampled(pi, epsilon, &|e| oracle::gaussian_delta(1.0 / sigma, e));
+    assert!(truth.0 > 0.0, "{truth:?}");
+    check_delta(&spec, epsilon, (truth.0, 1.0));
+}
