@@ -226,7 +226,8 @@ fn multimodal_steps_wrapping_around_the_buffer_keep_a_tight_upper_bound() {
 /// range"; the upper end used to be the Gaussian without amplification (224,826 nats), 184
 /// times RDP's guaranteed 1219.8. The answer's upper end is now RDP's conversion, for ε(δ)
 /// and δ(ε) alike, and named so; a case the grid answers within its tolerance does not take
-/// it (it is tighter there, and RDP would only cost time).
+/// it (it is tighter there, and RDP would only cost time), nor does a loose bracket within
+/// the range (tiny divergences, where RDP curves lose digits).
 #[test]
 fn beyond_the_loss_range_the_upper_end_is_no_looser_than_rdp() {
     let spec = CompositionSpec::dp_sgd(1.385, 0.05817, 848_219, 1.0).unwrap();

@@ -582,3 +582,25 @@ fn no_nan_and_no_panic_on_extreme_inputs() {
     assert!((0.0..=1.0).contains(&weird.delta(1e6).delta));
     check("empty ε", RdpCurve::zero(Vec::new()).epsilon(1e-5).epsilon);
 }
+
+/// Sampling without replacement at a noise multiplier of 2.7e8 (σ 5.4e8 under replace): the
+/// leading term of Wang, Balle & Kasiviswanathan's bound, γ²·C(α,2)·min(4(e^{ε(2)} − 1),
+/// 2e^{ε(2)}), is about 1e-24 and every other term is non-negative, so the bound is at least
+/// ln1p of it over α − 1; it came out 0 (its logarithm −∞ once e^{−ε(2)} rounded to 1).
+#[test]
+fn without_replacement_keeps_its_leading_term_for_huge_noise() {
+    let (gamma, multiplier) = (467.0 / 2961515.0, 541832903.6188228 / 2.0);
+    for alpha in [1.5, 2.0, 3.0, 7.5, 32.0] {
+        let d = without_replacement_gaussian(alpha, gamma, multiplier);
+        let a2 = alpha.max(2.0).floor();
+        let e2 = 2.0 / (2.0 * multiplier * multiplier);
+        let leading =
+            gamma * gamma * a2 * (a2 - 1.0) / 2.0 * (4.0 * e2.exp_m1()).min(2.0 * e2.exp());
+        // (On (1, 2) the bound is the order-2 cumulant itself.)
+        let floor = leading.ln_1p() / if alpha < 2.0 { 1.0 } else { alpha - 1.0 };
+        assert!(
+            d >= floor * (1.0 - 1e-12) && floor > 0.0,
+            "α {alpha}: {d:e} below {floor:e}"
+        );
+    }
+}

@@ -529,3 +529,21 @@ fn truncated_poisson_rdp_keeps_divergences_below_one_ulp() {
     assert!(truth.0 > 0.0, "{truth:?}");
     check_delta(&spec, epsilon, (truth.0, 1.0));
 }
+
+/// Soundness sweep seed 0x1352937, case 149: one Gaussian step (σ 5.4e8) on a fixed batch of
+/// 467 of 2,961,515 records, replace. Its RDP curve (sampling without replacement) took
+/// `ln(e^{ε(2)} − 1)` as `ε(2) + ln(1 − e^{−ε(2)})`, −∞ once `e^{−ε(2)}` rounds to 1, so the
+/// divergence was 0 at low orders and the RDP conversion's δ(ε) 0; capping the grid's loose
+/// bracket with it answered δ = [0, 0]. The truth: the step's subsampled pair at rate
+/// m/n with shift 2Δ, exactly.
+#[test]
+fn sampled_without_replacement_rdp_keeps_tiny_divergences() {
+    let (m, n, sigma) = (467.0_f64, 2961515.0_f64, 541832903.6188228_f64);
+    let spec = format!(
+        r#"{{"events":[{{"count":1,"mechanism":"gaussian","sampling":{{"fixed_batch":{{"batch_size":{m},"dataset_size":{n}}}}},"sensitivity":1.0,"sigma":{sigma}}}],"neighbouring":"replace"}}"#
+    );
+    let epsilon = 7.357039550076186e-12;
+    let truth = oracle::subsampled(m / n, epsilon, &|e| oracle::gaussian_delta(2.0 / sigma, e));
+    assert!(truth.0 > 0.0, "{truth:?}");
+    check_delta(&spec, epsilon, truth);
+}

@@ -139,14 +139,21 @@ fn roundoff_may_matter(roundoff_mass: f64, target_delta_width: f64) -> bool {
     roundoff_mass.is_nan() || roundoff_mass >= 0.1 * target_delta_width
 }
 
-/// Whether the grid left a bracket loose by far: wider than its tolerance, with its lower end
-/// below half its upper end (or its upper end infinite), where the composed loss lies beyond
-/// the grid's range ([`LOSS_LIMIT`]) or the grid needed was out of reach. Only then is the
-/// RDP conversion worth its cost (milliseconds per distinct event) for a composition without
-/// guarantee events: elsewhere the grid's upper end is the tighter.
-fn left_loose(bracket: &Bracket, settings: &Settings) -> bool {
-    let tight = bracket.upper.is_finite() && bracket.lower >= 0.5 * bracket.upper;
-    !(settings.tolerance_met || tight)
+/// Whether the grid could not answer an ε(δ) query for lack of range: its bracket misses the
+/// tolerance with an upper end past the loss range ([`LOSS_LIMIT`], or infinite), the
+/// composed loss lying beyond what the grid holds. Only there is the RDP conversion taken for
+/// a composition without guarantee events: elsewhere the grid's upper end is the tighter, and
+/// the divergences there are large, far from the tiny ones (σ of 1e8) whose RDP curves lose
+/// their last digits to cancellation.
+fn past_the_range(epsilon: &Bracket, settings: &Settings) -> bool {
+    !settings.tolerance_met && epsilon.upper > LOSS_LIMIT
+}
+
+/// [`past_the_range`] for a δ(ε) query: the grid's bracket misses the tolerance with an
+/// upper end of at least ½ over a lower end of at most half of it (the mass the grid cannot
+/// place counted at +∞).
+fn past_the_range_delta(delta: &Bracket, settings: &Settings) -> bool {
+    !settings.tolerance_met && delta.upper >= 0.5 && delta.lower <= 0.5 * delta.upper
 }
 
 /// Replace a bracket's upper end by `closed_form` (the composition's upper bound in closed
@@ -557,9 +564,9 @@ impl Accountant {
                 "zcdp_conversion",
             );
         }
-        // RDP: always beside guarantee events, otherwise only where the grid left the
-        // answer loose by far (see `Plan::rdp_fallback`).
-        let rdp = match self.plan.mixed_rdp.is_some() || left_loose(&epsilon, &settings) {
+        // RDP: always beside guarantee events, otherwise only where the answer lies past the
+        // grid's range (see `past_the_range`).
+        let rdp = match self.plan.mixed_rdp.is_some() || past_the_range(&epsilon, &settings) {
             true => self.plan.rdp_fallback(),
             false => None,
         };
@@ -752,9 +759,10 @@ impl Accountant {
                     "zcdp_conversion",
                 );
             }
-            // RDP: always beside guarantee events, otherwise only where the grid left the
-            // answer loose by far (see `Plan::rdp_fallback`).
-            let rdp = match self.plan.mixed_rdp.is_some() || left_loose(&delta, &settings) {
+            // RDP: always beside guarantee events, otherwise only where the answer lies past
+            // the grid's range (see `past_the_range_delta`).
+            let rdp = match self.plan.mixed_rdp.is_some() || past_the_range_delta(&delta, &settings)
+            {
                 true => self.plan.rdp_fallback(),
                 false => None,
             };

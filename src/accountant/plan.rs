@@ -521,8 +521,8 @@ impl Plan {
 
     /// The RDP accountant's curve of the whole composition (as [`Plan::mixed_rdp`], which it
     /// is when there is one), computed on first use; `None` when some event has no RDP curve.
-    /// For answers the grid leaves wide (a composed ε beyond [`LOSS_LIMIT`], a memory budget):
-    /// its conversion is a valid upper bound, often far below the other closed forms there.
+    /// For answers past the grid's range (a composed ε beyond [`LOSS_LIMIT`]): its conversion
+    /// is a valid upper bound there, often far below the other closed forms.
     pub(super) fn rdp_fallback(&self) -> Option<&crate::analytic::rdp::RdpCurve> {
         if let Some(curve) = &self.mixed_rdp {
             return Some(curve);

@@ -161,9 +161,9 @@ pub struct Settings {
     /// sampled Gaussian steps past the grid's 600-nat loss range, where the grid reads ∞);
     /// `"zcdp_conversion"` or `"rdp_conversion"` when every event is known by a guarantee
     /// (`zcdp`, `rdp_curve`; unsampled Gaussians too) and the conversion of the total was
-    /// below the PLD's upper bound, and `"rdp_conversion"` also when the grid left the
-    /// bracket loose by far (lower end below half the upper end, say a composed loss past
-    /// the 600-nat range) and every event has an RDP curve; `"optimal_composition"` when
+    /// below the PLD's upper bound, and `"rdp_conversion"` also when the answer lies past
+    /// the grid's 600-nat loss range (the grid's bracket missing its tolerance there) and
+    /// every event has an RDP curve; `"optimal_composition"` when
     /// every event is ε₀-DP by its guarantee with one ε₀ (`exponential`, `student_t`,
     /// `cauchy`) and the exact optimal composition of k ε₀-DP mechanisms was below it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -331,7 +331,9 @@ fn without_replacement_cumulant(gamma: f64, two_var: f64, alpha: u64) -> f64 {
     let log_binom = log_binomials(alpha);
     let ln2 = std::f64::consts::LN_2;
     let ln4 = 2.0 * ln2;
-    let log_f2m1 = func(2.0) + (-(-func(2.0)).exp()).ln_1p();
+    // ln(e^{ε(2)} − 1) without cancellation (dp_accounting's ε + ln(1 − e^{−ε}) is −∞ once
+    // e^{−ε} rounds to 1, σ above about 1e8, which dropped the leading term).
+    let log_f2m1 = ln_expm1(func(2.0));
     let first = 2.0 * log_q + log_binom[2].0 + (ln4 + log_f2m1).min(func(2.0) + ln2);
     let mut log_a = log_add_exp(0.0, first);
     if alpha <= WOR_EXACT_MAX_ORDER {
