@@ -36,6 +36,9 @@ pub const TILTS: usize = CHERNOFF_TILTS.len() + SPAN_TILTS.len();
 /// Smallest relative inflation covering the rounding of the sums (4n·u ≤ 1e-9 for
 /// n ≤ 2²¹; above that 8n·u is applied).
 const ROUNDING_INFLATION: f64 = 1e-9;
+/// Gaps between non-zero entries whose powers are kept once computed (see `moments_kernel`).
+const SMALL_GAPS: usize = 8;
+
 /// Values below this are flushed to 0 inside the sums.
 const FLUSH: f64 = 1e-290;
 
@@ -92,20 +95,33 @@ fn moments_kernel(p: &[f64], step: f64, span: usize) -> TailMoments {
     let mut down = [0.0_f64; TILTS];
     // r^{i} before entry i (flushed to 0 below FLUSH), starting at r^0 = 1.
     let mut weights = [1.0_f64; TILTS];
-    // r^g and r^{g−1} for the last gap g seen (gaps repeat along merged blocks).
+    // r^g and r^{g−1}: for each gap up to SMALL_GAPS once it occurs (lumped atoms leave
+    // gaps of 1 and 2 in turn, which one cached gap recomputed every time, 42 `powi` at each
+    // entry), and for the last larger gap seen (gaps repeat along merged blocks).
+    let mut small_gaps: [Option<([f64; TILTS], [f64; TILTS])>; SMALL_GAPS + 1] =
+        [None; SMALL_GAPS + 1];
     let mut gap_powers: Option<(usize, [f64; TILTS], [f64; TILTS])> = None;
+    let powers_of = |gap: usize| {
+        let exponent = i32::try_from(gap).unwrap_or(i32::MAX);
+        (
+            ratios.map(|r| r.powi(exponent)),
+            ratios.map(|r| r.powi(exponent - 1)),
+        )
+    };
     // Index after the last entry processed (the next entry's weight is r^{next}).
     let mut next = 0usize;
     for (i, &v) in p.iter().enumerate().filter(|(_, &v)| v != 0.0) {
         let gap = i + 1 - next;
-        let (full, skipped) = match gap_powers {
-            Some((g, full, skipped)) if g == gap => (full, skipped),
-            _ => {
-                let exponent = i32::try_from(gap).unwrap_or(i32::MAX);
-                let full = ratios.map(|r| r.powi(exponent));
-                let skipped = ratios.map(|r| r.powi(exponent - 1));
-                gap_powers = Some((gap, full, skipped));
-                (full, skipped)
+        let (full, skipped) = if gap <= SMALL_GAPS {
+            *small_gaps[gap].get_or_insert_with(|| powers_of(gap))
+        } else {
+            match gap_powers {
+                Some((g, full, skipped)) if g == gap => (full, skipped),
+                _ => {
+                    let (full, skipped) = powers_of(gap);
+                    gap_powers = Some((gap, full, skipped));
+                    (full, skipped)
+                }
             }
         };
         for t in 0..TILTS {
