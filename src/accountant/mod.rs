@@ -566,10 +566,9 @@ impl Accountant {
         }
         // RDP: always beside guarantee events, otherwise only where the answer lies past the
         // grid's range (see `past_the_range`).
-        let rdp = match self.plan.mixed_rdp.is_some() || past_the_range(&epsilon, &settings) {
-            true => self.plan.rdp_fallback(),
-            false => None,
-        };
+        let rdp = (self.plan.mixed_rdp.is_some() || past_the_range(&epsilon, &settings))
+            .then(|| self.plan.rdp_fallback())
+            .flatten();
         if let Some(curve) = rdp {
             take_closed_form_upper(
                 &mut epsilon,
@@ -761,11 +760,9 @@ impl Accountant {
             }
             // RDP: always beside guarantee events, otherwise only where the answer lies past
             // the grid's range (see `past_the_range_delta`).
-            let rdp = match self.plan.mixed_rdp.is_some() || past_the_range_delta(&delta, &settings)
-            {
-                true => self.plan.rdp_fallback(),
-                false => None,
-            };
+            let rdp = (self.plan.mixed_rdp.is_some() || past_the_range_delta(&delta, &settings))
+                .then(|| self.plan.rdp_fallback())
+                .flatten();
             if let Some(curve) = rdp {
                 take_closed_form_upper(
                     &mut delta,

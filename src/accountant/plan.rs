@@ -28,7 +28,6 @@ pub(super) struct Plan {
     rdp_fallback: std::sync::OnceLock<Option<crate::analytic::rdp::RdpCurve>>,
 }
 
-/// Identical events, composed `count` times.
 /// The RDP curve of the composition `spec`: every event's curve added at dp_accounting's
 /// orders, each divergence then widened by a bound on the rounding of the additions
 /// (`(4·events + 64)·2⁻⁵²` relative); `None` when some event has no RDP curve.
@@ -54,6 +53,7 @@ fn composition_rdp(spec: &CompositionSpec) -> Option<crate::analytic::rdp::RdpCu
     ))
 }
 
+/// Identical events, composed `count` times.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Group {
     pub(super) component: Component,

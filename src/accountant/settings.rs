@@ -163,9 +163,9 @@ pub struct Settings {
     /// (`zcdp`, `rdp_curve`; unsampled Gaussians too) and the conversion of the total was
     /// below the PLD's upper bound, and `"rdp_conversion"` also when the answer lies past
     /// the grid's 600-nat loss range (the grid's bracket missing its tolerance there) and
-    /// every event has an RDP curve; `"optimal_composition"` when
-    /// every event is ε₀-DP by its guarantee with one ε₀ (`exponential`, `student_t`,
-    /// `cauchy`) and the exact optimal composition of k ε₀-DP mechanisms was below it.
+    /// every event has an RDP curve; `"optimal_composition"` when every event is ε₀-DP by
+    /// its guarantee with one ε₀ (`exponential`, `student_t`, `cauchy`) and the exact
+    /// optimal composition of k ε₀-DP mechanisms was below it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upper_method: Option<Cow<'static, str>>,
     /// How the lower bound was computed when not by `method`: `"bounded_range_adaptive"` when

@@ -700,7 +700,6 @@ mod tests {
         }
     }
 
-    /// The factor pairs: the largest divisor below √m, refused when too unbalanced.
     /// The twiddle pass as dispatched (AVX2 where the processor has it) gives the baseline
     /// build's bits.
     #[test]
@@ -725,6 +724,7 @@ mod tests {
             .any(|(z, i)| *z != Complex64::new((i as f64 * 0.37).sin(), (i as f64 * 0.11).cos())));
     }
 
+    /// The factor pairs: the largest divisor below √m, refused when too unbalanced.
     #[test]
     fn balanced_factors_pick_the_divisor_nearest_the_root() {
         assert_eq!(balanced_factors(108_000), Some((300, 360)));

@@ -37,5 +37,4 @@ pub(crate) mod pieces;
 pub(crate) mod real_fft;
 pub mod summation;
 pub mod transform_log;
-#[macro_use]
 pub(crate) mod wide_loops;
