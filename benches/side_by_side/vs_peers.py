@@ -9,6 +9,10 @@
 - `pld epsilon` at its default settings, as a whole process (start-up and JSON output
   included).
 
+Then random allocation (`--sampling balls-in-bins`: every epoch each record in one of t
+batches chosen at random) against Opake's `k_out_of_t(gaussian(σ), k=1, t=t,
+allocation="total") * epochs`, for three (σ, t, epochs).
+
 Each peer call is timed in-process, on its first call in a fresh interpreter (Opake keeps
 the distributions it computed: a second call of the same case would be a cache hit), and
 the import is not timed. Medians over REPEATS runs (PEER_REPEATS for the peers). Compare
@@ -33,6 +37,12 @@ CASES = [
     (0.8, 0.004, 100_000),
     (1.1, 256 / 60000, 14_063),
 ]
+# (σ, batches per epoch t, epochs) for random allocation.
+ALLOCATION_CASES = [
+    (1.0, 100, 10),
+    (0.8, 235, 60),
+    (1.5, 1000, 5),
+]
 PRV_EPS_ERROR = 0.01
 PRV_DELTA_ERROR = 1e-8
 REPEATS = int(os.environ.get("REPEATS", "7"))
@@ -47,6 +57,17 @@ def opake_once(sigma, q, steps):
     start = time.perf_counter()
     training = opake_dpsgd.poisson(opake_dpsgd.gaussian(sigma), sample_rate=q) * steps
     epsilon = training.epsilon_at(DELTA)
+    return {"epsilon": epsilon, "seconds": time.perf_counter() - start}
+
+
+def opake_allocation_once(sigma, t, epochs):
+    """ε of random allocation (k = 1 of t, `epochs` times) by Opake, and seconds."""
+    import opake.api.accounting.dpsgd as opake_dpsgd
+
+    start = time.perf_counter()
+    epoch = opake_dpsgd.k_out_of_t(opake_dpsgd.gaussian(sigma), k=1, t=int(t),
+                                   allocation="total")
+    epsilon = (epoch * epochs).epsilon_at(DELTA)
     return {"epsilon": epsilon, "seconds": time.perf_counter() - start}
 
 
@@ -71,11 +92,12 @@ def in_fresh_interpreter(peer, sigma, q, steps):
     return answer["epsilon"], answer["seconds"]
 
 
-def ours(sigma, q, steps):
+def ours(sigma, q, steps, extra=()):
     """(ε lower, ε upper) by `pld epsilon` at its defaults, and the process's wall time."""
+    count = ["--epochs", str(steps)] if extra else ["--steps", str(steps)]
     command = [
         PLD, "epsilon", "--quiet", "--sigma", repr(sigma), "--sampling-rate", repr(q),
-        "--steps", str(steps), "--delta", repr(DELTA), "--format", "json",
+        *count, "--delta", repr(DELTA), "--format", "json", *extra,
     ]
     start = time.perf_counter()
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
@@ -92,7 +114,8 @@ def median_run(function, repeats):
 def main():
     if len(sys.argv) == 6 and sys.argv[1] == "--child":
         peer, sigma, q, steps = sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
-        once = {"opake": opake_once, "prv": prv_once}[peer]
+        once = {"opake": opake_once, "prv": prv_once,
+                "opake_allocation": opake_allocation_once}[peer]
         print(json.dumps(once(sigma, q, steps)))
         return
     print(f"opake-accounting {importlib.metadata.version('opake-accounting')}, "
@@ -114,6 +137,18 @@ def main():
               f"{opake_eps:>10.7f} {opake_s * 1e3:>6.1f}ms {opake_s / our_s:>5.1f}x "
               f"{opake_eps / up:>9.7f} | [{prv_low:>9.5f}, {prv_up:>9.5f}] "
               f"{prv_s * 1e3:>7.0f}ms {prv_s / our_s:>6.0f}x")
+    print()
+    print(f"{'random allocation (k = 1)':<28} {'ours [ε lower, ε upper]':>26} {'time':>8} | "
+          f"{'Opake ε':>10} {'time':>9} {'ratio':>6} {'ε/ours':>9}")
+    for sigma, t, epochs in ALLOCATION_CASES:
+        label = f"σ {sigma} t {t} epochs {epochs}"
+        (low, up), our_s = median_run(
+            lambda: ours(sigma, 1.0 / t, epochs, ["--sampling", "balls-in-bins"]), REPEATS)
+        opake_eps, opake_s = median_run(
+            lambda: in_fresh_interpreter("opake_allocation", sigma, t, epochs), 1)
+        print(f"{label:<28} [{low:>11.7f}, {up:>11.7f}] {our_s * 1e3:>6.1f}ms | "
+              f"{opake_eps:>10.7f} {opake_s * 1e3:>7.0f}ms {opake_s / our_s:>5.0f}x "
+              f"{opake_eps / up:>9.7f}")
 
 
 if __name__ == "__main__":
