@@ -57,6 +57,9 @@ struct Power {
     grid: GridKey,
     direction: Direction,
     tilts: usize,
+    /// Whether the tilted powers reached beyond the window's saddle point (see
+    /// [`crate::pmf::GridPmf::self_compose_tilted_reaching`]).
+    reaching: bool,
     count: u64,
     pmf: Arc<GridPmf>,
 }
@@ -120,7 +123,7 @@ impl PldCache {
         component: &Component,
         grid: GridKey,
         direction: Direction,
-        tilts: usize,
+        (tilts, reaching): (usize, bool),
         count: u64,
         make: impl FnOnce() -> Result<GridPmf, E>,
     ) -> Result<Arc<GridPmf>, E> {
@@ -128,6 +131,7 @@ impl PldCache {
             p.grid == grid
                 && p.direction == direction
                 && p.tilts == tilts
+                && p.reaching == reaching
                 && p.component == *component
         };
         if let Ok(powers) = self.powers.lock() {
@@ -146,6 +150,7 @@ impl PldCache {
                 grid,
                 direction,
                 tilts,
+                reaching,
                 count,
                 pmf: Arc::clone(&pmf),
             });

@@ -218,6 +218,10 @@ struct Grid {
     /// δ each single event's discretization may add by merging its tail bins (see
     /// [`Plan::merge_budget`]); 0 for none.
     merge_budget: f64,
+    /// Whether tilted self-compositions also reach beyond the window's saddle point (see
+    /// [`GridPmf::self_compose_tilted_reaching`]): a retry's, when round-off keeps a tilted
+    /// bracket from its tolerance.
+    reaching: bool,
 }
 
 /// Coarsest grid step (nats) of the lower-bound chain: a fixed grid step h also reads the
@@ -505,7 +509,7 @@ impl Accountant {
         let read_from = |b: &Bracket| (b.lower, 0.5 * (b.lower + b.upper));
         let (mut epsilon, mut settings, roundoff_mass) = self.refine(
             tail_mass,
-            tilts,
+            (tilts, false),
             merge_budget,
             query,
             charged,
@@ -513,17 +517,34 @@ impl Accountant {
             round_off_limits,
             read_from,
         )?;
-        if tilts == 0
-            && !settings.tolerance_met
-            && (roundoff_may_matter(roundoff_mass, delta * settings.target_width)
-                || settings.stopped_by.as_deref() == Some("round-off"))
-        {
+        let round_off_may_limit = |settings: &Settings, roundoff_mass: f64| {
+            !settings.tolerance_met
+                && (roundoff_may_matter(roundoff_mass, delta * settings.target_width)
+                    || settings.stopped_by.as_deref() == Some("round-off"))
+        };
+        // Both brackets are guaranteed, so their intersection is too.
+        let intersect = |epsilon: &mut Bracket,
+                         settings: &mut Settings,
+                         retry: Bracket,
+                         retry_settings: Settings| {
+            let merged = Bracket {
+                upper: epsilon.upper.min(retry.upper),
+                lower: epsilon.lower.max(retry.lower),
+            };
+            if retry.width() < epsilon.width() {
+                *settings = retry_settings;
+            }
+            settings.bracket_width = merged.width();
+            settings.target_width = target(&merged);
+            settings.tolerance_met = merged.width() <= settings.target_width;
+            *epsilon = merged;
+        };
+        if tilts == 0 && round_off_may_limit(&settings, roundoff_mass) {
             // Round-off rather than the grid may keep the bracket wide (counts of 1e8 and
             // more multiply the transforms' error by k): tilted powers bound it far tighter.
-            // Both brackets are guaranteed, so their intersection is too.
             if let Ok((tilted, tilted_settings, _)) = self.refine(
                 tail_mass,
-                ROUND_OFF_TILTS,
+                (ROUND_OFF_TILTS, false),
                 merge_budget,
                 query,
                 charged,
@@ -531,17 +552,26 @@ impl Accountant {
                 round_off_limits,
                 read_from,
             ) {
-                let merged = Bracket {
-                    upper: epsilon.upper.min(tilted.upper),
-                    lower: epsilon.lower.max(tilted.lower),
-                };
-                if tilted.width() < epsilon.width() {
-                    settings = tilted_settings;
-                }
-                settings.bracket_width = merged.width();
-                settings.target_width = target(&merged);
-                settings.tolerance_met = merged.width() <= settings.target_width;
-                epsilon = merged;
+                intersect(&mut epsilon, &mut settings, tilted, tilted_settings);
+            }
+        } else if tilts > 0
+            && self.reaching_may_help()
+            && round_off_may_limit(&settings, roundoff_mass)
+        {
+            // Round-off keeps even the tilted bracket wide: where one step's far tail
+            // dominates the sum's extremes (sampled Gaussians at small rates), the tilts that
+            // make the answer's losses accurate lie beyond the window's saddle point.
+            if let Ok((reached, reached_settings, _)) = self.refine(
+                tail_mass,
+                (tilts, true),
+                merge_budget,
+                query,
+                charged,
+                target,
+                round_off_limits,
+                read_from,
+            ) {
+                intersect(&mut epsilon, &mut settings, reached, reached_settings);
             }
         }
         if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
@@ -696,13 +726,14 @@ impl Accountant {
         // different ε share the same settings unless δ is tiny.
         let mut tail_mass = self.options.tail_mass.unwrap_or(DELTA_QUERY_TAIL_MASS);
         let mut tilts = 0;
+        let mut reaching = false;
         let mut passes = 0;
         loop {
             passes += 1;
             // δ is unknown: no tail bins merged (see `Plan::merge_budget`).
             let (mut delta, mut settings, roundoff_mass) = self.refine(
                 tail_mass,
-                tilts,
+                (tilts, reaching),
                 0.0,
                 |pmf| pmf.delta_for_epsilon(epsilon),
                 |pmf, _| pmf.charged_at(epsilon),
@@ -725,10 +756,19 @@ impl Accountant {
                 && (delta.upper < TILT_BELOW_DELTA
                     || (!settings.tolerance_met
                         && roundoff_may_matter(roundoff_mass, settings.target_width)));
-            if (retruncate || retilt) && passes < 4 {
+            // Round-off keeps even the tilted bracket wide: tilts beyond the window's saddle
+            // point (see `GridPmf::self_compose_tilted_reaching`).
+            let reach = tilts > 0
+                && !reaching
+                && self.reaching_may_help()
+                && !settings.tolerance_met
+                && (roundoff_may_matter(roundoff_mass, settings.target_width)
+                    || settings.stopped_by.as_deref() == Some("round-off"));
+            if (retruncate || retilt || reach) && passes < 4 {
                 if retruncate {
                     tail_mass = wanted;
                 }
+                reaching |= reach && !retruncate;
                 if retilt {
                     tilts = if delta.upper < TILT_BELOW_DELTA {
                         TAIL_TILTS
@@ -823,6 +863,7 @@ impl Accountant {
                 tail_mass,
                 tilts: 0,
                 merge_budget: 0.0,
+                reaching: false,
             };
             let (remove, _) = self.composed(bound, Direction::Remove, grid)?;
             let add = if symmetric {
@@ -850,6 +891,7 @@ impl Accountant {
             tail_mass,
             tilts,
             merge_budget,
+            ..
         } = grid;
         let key = GridKey::new(bound, step, tail_mass, merge_budget);
         // Composed parts (exact powers of atom pairs), and single events with their counts
@@ -914,9 +956,14 @@ impl Accountant {
                     let made = match &self.cache {
                         // No exact power (or an error making it): the grid path below.
                         Some(cache) => cache
-                            .power(&group.component, key, direction, tilts, group.count, || {
-                                exact(atoms, *symmetry).ok_or(())?.map_err(|_| ())
-                            })
+                            .power(
+                                &group.component,
+                                key,
+                                direction,
+                                (tilts, false),
+                                group.count,
+                                || exact(atoms, *symmetry).ok_or(())?.map_err(|_| ()),
+                            )
                             .map(|pmf| GridPmf::clone(&pmf))
                             .ok(),
                         None => exact(atoms, *symmetry).and_then(Result::ok),
@@ -1021,12 +1068,16 @@ impl Accountant {
         moments: Option<&TailMoments>,
     ) -> Result<GridPmf> {
         let Grid {
-            tail_mass, tilts, ..
+            tail_mass,
+            tilts,
+            reaching,
+            ..
         } = grid;
-        let power = || single.self_compose_tilted_with(count, tail_mass, tilts, moments);
+        let power =
+            || single.self_compose_tilted_reaching(count, tail_mass, tilts, moments, reaching);
         match (&self.cache, component) {
             (Some(cache), Some(component)) => cache
-                .power(component, key, direction, tilts, count, power)
+                .power(component, key, direction, (tilts, reaching), count, power)
                 .map(|pmf| GridPmf::clone(&pmf)),
             _ => power(),
         }
@@ -1443,6 +1494,12 @@ impl Accountant {
         })
     }
 
+    /// Whether tilts beyond the window's saddle point ([`Grid::reaching`]) can narrow a
+    /// bracket: only self-compositions take them, so plans of one event repeated.
+    fn reaching_may_help(&self) -> bool {
+        matches!(self.plan.groups.as_slice(), [group] if group.count >= 2)
+    }
+
     /// The event and count of a plan of one event with continuous losses repeated (as
     /// DP-SGD), composed on a grid without tilts; `None` for other plans.
     fn single_event(&self, grid: Grid) -> Option<(&Component, u64)> {
@@ -1562,7 +1619,7 @@ impl Accountant {
     fn refine(
         &self,
         tail_mass: f64,
-        tilts: usize,
+        (tilts, reaching): (usize, bool),
         merge_budget: f64,
         query: impl Fn(&GridPmf) -> f64 + Sync,
         charged: impl Fn(&GridPmf, f64) -> f64 + Sync,
@@ -1594,6 +1651,7 @@ impl Accountant {
                 tail_mass,
                 tilts,
                 merge_budget,
+                reaching,
             };
             // The first grid's memory from the events' loss ranges (later grids are checked
             // from the measured sizes before they are chosen, below).
@@ -1919,6 +1977,7 @@ mod tests {
             tail_mass: 1e-14,
             tilts: 0,
             merge_budget: accountant.plan.merge_budget(delta),
+            reaching: false,
         };
         let query = |pmf: &GridPmf| pmf.epsilon_for_delta(delta);
         let charged = |pmf: &GridPmf, epsilon: f64| pmf.charged_at(epsilon);

@@ -172,6 +172,27 @@ impl GridPmf {
         tilts: usize,
         known_moments: Option<&TailMoments>,
     ) -> Result<GridPmf> {
+        self.self_compose_tilted_reaching(k, tail_mass, tilts, known_moments, false)
+    }
+
+    /// [`GridPmf::self_compose_tilted_with`], and with `reaching`, tilted powers also beyond
+    /// the saddle point of the window's top where the PMF's upper tail is heavy (see
+    /// `heavy_tail_tilts`), each computed on a window reaching up until the mass its tilted
+    /// sum leaves above is negligible (see `tilted_window_top`). That narrows the brackets of
+    /// small δ where one step's far tail dominates the sum's extremes (sampled Gaussians at
+    /// small rates); it costs more transforms, so the accountant asks for it only when round-off
+    /// keeps a bracket from its tolerance.
+    ///
+    /// # Errors
+    /// As [`GridPmf::self_compose`].
+    pub(crate) fn self_compose_tilted_reaching(
+        &self,
+        k: u64,
+        tail_mass: f64,
+        tilts: usize,
+        known_moments: Option<&TailMoments>,
+        reaching: bool,
+    ) -> Result<GridPmf> {
         if k == 0 {
             return Err(Error::invalid("count", 0, "at least 1"));
         }
@@ -380,8 +401,12 @@ impl GridPmf {
             entry_errors: lattice_errors,
         };
         if tilts > 0 && self.entry_errors.is_none() {
-            let extra = quantile_tilts(&moments, k, tail_mass, tilts);
-            out.refine_tail(&[(self, k)], &window, tilts, &extra);
+            let mut extra = quantile_tilts(&moments, k, tail_mass, tilts);
+            if reaching {
+                let heavy = self.heavy_tail_tilts(&moments, k, &window, tilts, &extra);
+                extra.extend(heavy);
+            }
+            out.refine_tail(&[(self, k)], &window, tilts, &extra, reaching);
         }
         if tail_mass > 0.0 {
             out.fold_noise_floor(out.roundoff_floor);
@@ -514,6 +539,79 @@ impl GridPmf {
         Some((tilted, log_normalizer))
     }
 
+    /// Tilts for a heavy upper tail, beyond those spread up to the window top's saddle point
+    /// and the quantile tilts (`chosen`): `tilts` tilts evenly between the largest of those
+    /// whose k-fold normalizer stays within [`HEAVY_TILT_NORMALIZER`] and the next one (of
+    /// those or of the table) that passes it, each kept if its own normalizer stays within.
+    ///
+    /// Why: where one step's far tail dominates the top of the window (a sampled Gaussian
+    /// at a small rate, whose extreme sums are one or two steps with large losses), the
+    /// Chernoff saddle point of the top is small, while the losses a small δ reads (sums of
+    /// many small steps) need larger tilts. σ 1.05, q 3.6e-4, 1,797 steps, δ 4.5e-12: with
+    /// tilts up to 18 every entry above ε had a 7e-4 relative error bound, which the tilts
+    /// near 27 that this adds cut several-fold. A light tail gets none: its normalizer
+    /// passes the cap before the largest tilt it has.
+    fn heavy_tail_tilts(
+        &self,
+        moments: &TailMoments,
+        k: u64,
+        window: &Window,
+        tilts: usize,
+        chosen: &[f64],
+    ) -> Vec<f64> {
+        let kf = k as f64;
+        let within = |theta: f64| {
+            self.log_normalizer(theta)
+                .is_some_and(|a| kf * a <= HEAVY_TILT_NORMALIZER)
+        };
+        let mut existing: Vec<f64> = (1..=tilts)
+            .map(|t| window.saddle_tilt * t as f64 / (tilts + 1) as f64)
+            .chain(chosen.iter().copied())
+            .filter(|theta| *theta > 0.0 && theta.is_finite())
+            .collect();
+        existing.sort_by(|a, b| b.total_cmp(a));
+        existing.dedup();
+        // The largest within the cap, and the smallest above it that passes the cap.
+        let Some(position) = existing.iter().position(|&theta| within(theta)) else {
+            return Vec::new();
+        };
+        let low = existing[position];
+        let passing_existing = existing[..position].last().copied();
+        // The moments are taken relative to the first entry: ln Σ pᵢ e^{θ lᵢ} is at most
+        // up + θ·l₀.
+        let lowest_loss = self.loss(0);
+        let passing_table = (0..TILTS)
+            .filter(|&t| moments.tilts[t] > low)
+            .filter(|&t| {
+                kf * (moments.up[t] + moments.tilts[t] * lowest_loss) > HEAVY_TILT_NORMALIZER
+            })
+            .map(|t| moments.tilts[t])
+            .fold(f64::INFINITY, f64::min);
+        let high = passing_existing.map_or(passing_table, |theta| theta.min(passing_table));
+        if !high.is_finite() {
+            return Vec::new();
+        }
+        (1..=tilts)
+            .map(|j| low + (high - low) * j as f64 / (tilts + 1) as f64)
+            .filter(|&theta| within(theta))
+            .collect()
+    }
+
+    /// `ln Σ pᵢ e^{θ lᵢ}` (as [`GridPmf::tilted`] computes it), or `None` if not finite.
+    fn log_normalizer(&self, theta: f64) -> Option<f64> {
+        let shift = (0..self.len())
+            .map(|i| theta * self.loss(i))
+            .fold(f64::NEG_INFINITY, f64::max);
+        let sum = crate::numeric::summation::neumaier_sum(
+            self.probs
+                .iter()
+                .enumerate()
+                .map(|(i, p)| p * (theta * self.loss(i) - shift).exp()),
+        );
+        let log_normalizer = shift + sum.ln();
+        log_normalizer.is_finite().then_some(log_normalizer)
+    }
+
     /// Replace entries by those of tilted FFT powers where that bounds their error better
     /// (see [`GridPmf::self_compose_tilted`]).
     ///
@@ -525,6 +623,7 @@ impl GridPmf {
         window: &Window,
         tilts: usize,
         extra_tilts: &[f64],
+        reaching: bool,
     ) {
         let untilted_per_entry = self.roundoff_floor;
         let len = self.probs.len();
@@ -562,11 +661,33 @@ impl GridPmf {
                 .map(|((_, a), &(_, k))| k as f64 * a)
                 .sum();
             let (conv, aliased) = match (tilted.as_slice(), parts) {
-                ([(single, _)], [(_, k)]) => (
-                    self_convolve_window(single, *k, window.bottom, len),
-                    // Mass of the tilted k-fold sum outside the window wraps into it.
-                    tilted_window_leak(single, self.step, *k, window),
-                ),
+                ([(single, _)], [(_, k)]) => {
+                    // The tilted k-fold sum lies higher than the plain one: when reaching,
+                    // computed on a window reaching up until the mass it leaves above is
+                    // negligible (for a heavy upper tail, such as a sampled Gaussian's at a
+                    // small rate, the tilts that make the answer's region accurate otherwise
+                    // wrap a large part of their mass into the window), of which the first
+                    // `len` entries are used.
+                    let moments = TailMoments::of(single, self.step);
+                    let top = if reaching {
+                        tilted_window_top(&moments, *k, window, len)
+                    } else {
+                        window.top
+                    };
+                    let reach = Window {
+                        bottom: window.bottom,
+                        top,
+                        mass_above: window.mass_above,
+                        mass_below: window.mass_below,
+                        saddle_tilt: window.saddle_tilt,
+                    };
+                    let reach_len = (top - window.bottom + 1) as usize;
+                    (
+                        self_convolve_window(single, *k, window.bottom, reach_len),
+                        // Mass of the tilted k-fold sum outside that window wraps into it.
+                        leak_outside(&moments, single, *k, &reach),
+                    )
+                }
                 _ => {
                     let factors: Vec<(&[f64], u64)> = tilted
                         .iter()
@@ -584,7 +705,7 @@ impl GridPmf {
             // frequencies carry a smooth error far above the noise floor (sweep seed
             // 20261124, case 636: the estimate said 1e-18, entries were 1e-10 off).
             let per_entry = conv.entry_bound.max(conv.roundoff_floor) + aliased;
-            for (i, value) in conv.values.iter().enumerate() {
+            for (i, value) in conv.values.iter().enumerate().take(len) {
                 // Untilt: r = r̃ · e^{Σ k·a − θ l}.
                 let factor = (log_normalizer - theta * self.loss(i)).exp();
                 let bound = per_entry * factor;
@@ -1119,10 +1240,51 @@ pub(super) fn quantile_tilts(
         .collect()
 }
 
+/// Most entries a tilted power may compute beyond the window it serves, as a multiple of
+/// the window's length (see [`tilted_window_top`]).
+const TILTED_REACH: u64 = 3;
+
+/// Mass of a tilted k-fold sum left above the window a tilted power computes that is
+/// negligible: below the FFT's own per-entry error, which is at least about `u` times the
+/// largest entry of the normalized tilted sum.
+const TILTED_LEAK: f64 = 1e-17;
+
+/// The top index of the window a tilted k-fold power is computed on when reaching (see
+/// [`GridPmf::self_compose_tilted_reaching`]): the window's own top, or higher until the
+/// Chernoff bound on the tilted sum's mass above it (from its tail `moments`,
+/// `min_t exp(k·up_t − λ_t·(top + 1))`) is at most [`TILTED_LEAK`], but at most
+/// [`TILTED_REACH`] window lengths higher. Only time depends on it: whatever lies above the
+/// computed window wraps into it and is charged to every entry (`leak_outside`).
+fn tilted_window_top(moments: &TailMoments, k: u64, window: &Window, len: usize) -> u64 {
+    let kf = k as f64;
+    let log_leak = TILTED_LEAK.ln();
+    let needed = (0..TILTS)
+        .filter(|&t| moments.lambdas[t] > 0.0 && moments.up[t].is_finite())
+        .map(|t| (kf * moments.up[t] - log_leak) / moments.lambdas[t] - 1.0)
+        .fold(f64::INFINITY, f64::min);
+    let cap = window
+        .top
+        .saturating_add(TILTED_REACH.saturating_mul(len as u64));
+    // Without a finite bound (no usable tilt in the table) a longer window would not say
+    // how much wraps either.
+    if !needed.is_finite() || needed <= window.top as f64 {
+        window.top
+    } else if needed >= cap as f64 {
+        cap
+    } else {
+        (needed.ceil() as u64).clamp(window.top, cap)
+    }
+}
+
+/// Largest k-fold log normalizer `k·ln Σ pᵢ e^{θ lᵢ}` of a tilt θ that
+/// [`GridPmf::heavy_tail_tilts`] adds: a tilted power's error is untilted by `e^{k·a − θ·l}`,
+/// so a larger normalizer cannot make the entries just above the bulk accurate.
+const HEAVY_TILT_NORMALIZER: f64 = 1.0;
+
 /// Chernoff bound on the mass of the k-fold sum of `p` (any non-negative vector, e.g. a tilted
-/// PMF) that falls outside `window`: what circular convolution wraps into it.
-fn tilted_window_leak(p: &[f64], step: f64, k: u64, window: &Window) -> f64 {
-    let moments = TailMoments::of(p, step);
+/// PMF, whose tail moments are `moments`) that falls outside `window`: what circular
+/// convolution wraps into it.
+fn leak_outside(moments: &TailMoments, p: &[f64], k: u64, window: &Window) -> f64 {
     let kf = k as f64;
     let mut above = f64::INFINITY;
     let mut below = f64::INFINITY;
@@ -1292,6 +1454,120 @@ pub fn compose_all_tilted(mut pmfs: Vec<GridPmf>, tail_mass: f64, tilts: usize) 
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    /// The upper PMF of one DP-SGD step (σ, rate q) on a grid of step `step`, and the window
+    /// of its k-fold power with `tilts` tilts at truncation mass `tail_mass`.
+    fn sampled_gaussian_power(
+        sigma: f64,
+        q: f64,
+        step: f64,
+        k: u64,
+        tail_mass: f64,
+        tilts: usize,
+    ) -> (GridPmf, TailMoments, Window) {
+        use crate::discretize::loss_bins::LossBins;
+        use crate::mechanism::{Gaussian, PoissonSubsampled};
+        let mechanism = PoissonSubsampled::new(Gaussian::new(sigma, 1.0).unwrap(), q).unwrap();
+        let pmf = LossBins::from_mechanism(&mechanism, step, tail_mass)
+            .unwrap()
+            .connect_the_dots();
+        let moments = TailMoments::of(&pmf.probs, step);
+        let full_top = k * (pmf.probs.len() as u64 - 1);
+        let window = power_window_for(&moments, k, tail_mass, full_top, (0, full_top), tilts);
+        (pmf, moments, window)
+    }
+
+    /// A heavy upper tail (a sampled Gaussian at rate 3.6e-4, 1,797 steps) gets tilts beyond
+    /// the window top's saddle point, each within the normalizer cap; a light one (rate 1:
+    /// the Gaussian itself) gets none.
+    #[test]
+    fn heavy_tail_tilts_only_for_heavy_tails() {
+        let (k, tail_mass, tilts) = (1797, 4.5e-21, 3);
+        let (heavy, moments, window) =
+            sampled_gaussian_power(1.0539, 3.614e-4, 1e-4, k, tail_mass, tilts);
+        let chosen = quantile_tilts(&moments, k, tail_mass, tilts);
+        let extra = heavy.heavy_tail_tilts(&moments, k, &window, tilts, &chosen);
+        assert!(
+            !extra.is_empty(),
+            "no tilts (saddle {}, chosen {chosen:?})",
+            window.saddle_tilt
+        );
+        // Each within the cap, and beyond every spread or chosen tilt within it.
+        let largest_within = (1..=tilts)
+            .map(|t| window.saddle_tilt * t as f64 / (tilts + 1) as f64)
+            .chain(chosen.iter().copied())
+            .filter(|&theta| {
+                heavy
+                    .log_normalizer(theta)
+                    .is_some_and(|a| k as f64 * a <= HEAVY_TILT_NORMALIZER)
+            })
+            .fold(0.0, f64::max);
+        for &theta in &extra {
+            let a = heavy.log_normalizer(theta).unwrap();
+            assert!(
+                theta > largest_within && k as f64 * a <= HEAVY_TILT_NORMALIZER,
+                "θ {theta}: k·a {} (largest within {largest_within}, chosen {chosen:?})",
+                k as f64 * a
+            );
+        }
+        let (light, moments, window) = sampled_gaussian_power(1.0539, 1.0, 1e-3, 50, 1e-20, tilts);
+        let chosen = quantile_tilts(&moments, 50, 1e-20, tilts);
+        assert!(light
+            .heavy_tail_tilts(&moments, 50, &window, tilts, &chosen)
+            .is_empty());
+    }
+
+    /// The window a tilted power is computed on: the window itself when the tilted sum leaves
+    /// little above it; else reaching up until the Chernoff bound on what it leaves is at most
+    /// `TILTED_LEAK` (checked with the bound itself), or to the cap of `TILTED_REACH` window
+    /// lengths.
+    #[test]
+    fn tilted_windows_reach_up_until_little_wraps() {
+        let (k, tail_mass, tilts) = (1797, 4.5e-21, 3);
+        let (pmf, _, window) = sampled_gaussian_power(1.0539, 3.614e-4, 1e-4, k, tail_mass, tilts);
+        let len = (window.top - window.bottom + 1) as usize;
+        let mut extended = 0;
+        for theta in [1.0, 10.0, 20.0, 24.0, 27.0, 40.0] {
+            let (tilted, _) = pmf.tilted(theta).unwrap();
+            let moments = TailMoments::of(&tilted, pmf.step);
+            let top = tilted_window_top(&moments, k, &window, len);
+            let cap = window.top + TILTED_REACH * len as u64;
+            assert!(top >= window.top && top <= cap, "θ {theta}: top {top}");
+            let at = |top: u64| Window {
+                bottom: window.bottom,
+                top,
+                mass_above: window.mass_above,
+                mass_below: window.mass_below,
+                saddle_tilt: window.saddle_tilt,
+            };
+            // The Chernoff bound on the mass above a top (the part of `leak_outside` above).
+            let above = |top: u64| {
+                (0..TILTS)
+                    .filter(|&t| moments.up[t].is_finite())
+                    .map(|t| {
+                        (k as f64 * moments.up[t] - moments.lambdas[t] * (top + 1) as f64).exp()
+                    })
+                    .fold(f64::INFINITY, f64::min)
+            };
+            assert!(leak_outside(&moments, &tilted, k, &at(top)) >= above(top).min(1.0) * 0.99);
+            if top == window.top {
+                assert!(
+                    above(top) <= TILTED_LEAK * 1.01,
+                    "θ {theta}: {:e} left",
+                    above(top)
+                );
+            } else {
+                extended += 1;
+                assert!(
+                    top == cap || above(top) <= TILTED_LEAK * 1.01,
+                    "θ {theta}: top {top} leaves {:e}",
+                    above(top)
+                );
+                assert!(top == window.top + 1 || above(top - 1) > TILTED_LEAK * 0.99 || top == cap);
+            }
+        }
+        assert!(extended >= 2, "only {extended} windows reached up");
+    }
 
     /// The exact law of the k-fold sum of a sparse vector, by enumerating the sums.
     fn exact_power(p: &[f64], k: u32) -> BTreeMap<u64, f64> {

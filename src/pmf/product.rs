@@ -257,7 +257,7 @@ fn compose_in_window(
     };
     if tilts > 0 {
         let extra = quantile_tilts(moments, 1, tail_mass, tilts);
-        out.refine_tail(parts, window, tilts, &extra);
+        out.refine_tail(parts, window, tilts, &extra, false);
     }
     if tail_mass > 0.0 {
         out.fold_noise_floor(out.roundoff_floor);
