@@ -20,18 +20,24 @@ fn preset(name: &str) -> pld_accountant::CompositionSpec {
         .expect("preset spec is valid")
 }
 
-#[test]
-fn tiny_per_step_losses_meet_the_tolerance_in_far_tails() {
-    let spec = preset("laplace-fixed-batch");
-    let default = Accountant::new(&spec, AccountantOptions::default()).unwrap();
+/// The default accountant of `spec`, and one on the fixed grid step 1e-4.
+fn default_and_fixed(spec: &pld_accountant::CompositionSpec) -> (Accountant, Accountant) {
+    let default = Accountant::new(spec, AccountantOptions::default()).unwrap();
     let fixed = Accountant::new(
-        &spec,
+        spec,
         AccountantOptions {
             grid_step: Some(1e-4),
             ..AccountantOptions::default()
         },
     )
     .unwrap();
+    (default, fixed)
+}
+
+#[test]
+fn tiny_per_step_losses_meet_the_tolerance_in_far_tails() {
+    let spec = preset("laplace-fixed-batch");
+    let (default, fixed) = default_and_fixed(&spec);
     for delta in [1e-10, 1e-12, 1e-15] {
         let answer = default.epsilon_for_delta(delta).unwrap();
         let e = answer.epsilon;
@@ -250,15 +256,7 @@ fn a_heavy_upper_tail_is_accurate_in_far_tails() {
         1.0,
     )
     .unwrap();
-    let default = Accountant::new(&spec, AccountantOptions::default()).unwrap();
-    let fixed = Accountant::new(
-        &spec,
-        AccountantOptions {
-            grid_step: Some(1e-4),
-            ..AccountantOptions::default()
-        },
-    )
-    .unwrap();
+    let (default, fixed) = default_and_fixed(&spec);
     for (delta, widest) in [
         (4.486695333436754e-12, 8e-4),
         (1e-10, 2e-4),

@@ -92,12 +92,12 @@ def in_fresh_interpreter(peer, sigma, q, steps):
     return answer["epsilon"], answer["seconds"]
 
 
-def ours(sigma, q, steps, extra=()):
-    """(ε lower, ε upper) by `pld epsilon` at its defaults, and the process's wall time."""
-    count = ["--epochs", str(steps)] if extra else ["--steps", str(steps)]
+def ours(sigma, q, count, unit="--steps", extra=()):
+    """(ε lower, ε upper) by `pld epsilon` at its defaults for `count` steps (or epochs, with
+    `unit` "--epochs"), and the process's wall time."""
     command = [
         PLD, "epsilon", "--quiet", "--sigma", repr(sigma), "--sampling-rate", repr(q),
-        *count, "--delta", repr(DELTA), "--format", "json", *extra,
+        unit, str(count), "--delta", repr(DELTA), "--format", "json", *extra,
     ]
     start = time.perf_counter()
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
@@ -143,7 +143,8 @@ def main():
     for sigma, t, epochs in ALLOCATION_CASES:
         label = f"σ {sigma} t {t} epochs {epochs}"
         (low, up), our_s = median_run(
-            lambda: ours(sigma, 1.0 / t, epochs, ["--sampling", "balls-in-bins"]), REPEATS)
+            lambda: ours(sigma, 1.0 / t, epochs, "--epochs", ["--sampling", "balls-in-bins"]),
+            REPEATS)
         opake_eps, opake_s = median_run(
             lambda: in_fresh_interpreter("opake_allocation", sigma, t, epochs), 1)
         print(f"{label:<28} [{low:>11.7f}, {up:>11.7f}] {our_s * 1e3:>6.1f}ms | "

@@ -507,72 +507,46 @@ impl Accountant {
             |roundoff_mass: f64, target_width: f64| roundoff_mass / (delta * target_width);
         // ε(δ) reads the losses above the answer, which is at least a guaranteed lower end.
         let read_from = |b: &Bracket| (b.lower, 0.5 * (b.lower + b.upper));
-        let (mut epsilon, mut settings, roundoff_mass) = self.refine(
-            tail_mass,
-            (tilts, false),
-            merge_budget,
-            query,
-            charged,
-            target,
-            round_off_limits,
-            read_from,
-        )?;
-        let round_off_may_limit = |settings: &Settings, roundoff_mass: f64| {
-            !settings.tolerance_met
-                && (roundoff_may_matter(roundoff_mass, delta * settings.target_width)
-                    || settings.stopped_by.as_deref() == Some("round-off"))
+        let run = |tilts_reaching: (usize, bool)| {
+            self.refine(
+                tail_mass,
+                tilts_reaching,
+                merge_budget,
+                query,
+                charged,
+                target,
+                round_off_limits,
+                read_from,
+            )
         };
-        // Both brackets are guaranteed, so their intersection is too.
-        let intersect = |epsilon: &mut Bracket,
-                         settings: &mut Settings,
-                         retry: Bracket,
-                         retry_settings: Settings| {
+        let (mut epsilon, mut settings, roundoff_mass) = run((tilts, false))?;
+        let held_back_by_round_off = !settings.tolerance_met
+            && (roundoff_may_matter(roundoff_mass, delta * settings.target_width)
+                || settings.stopped_by.as_deref() == Some("round-off"));
+        // When round-off rather than the grid keeps the bracket wide, one more evaluation:
+        // untilted, with tilted powers (counts of 1e8 and more multiply the transforms' error
+        // by k, which they bound far tighter); tilted, with tilts beyond the window's saddle
+        // point (where one step's far tail dominates the sum's extremes, sampled Gaussians at
+        // small rates, the answer's losses need them).
+        let retry = match tilts {
+            _ if !held_back_by_round_off => None,
+            0 => Some((ROUND_OFF_TILTS, false)),
+            _ if self.reaching_may_help() => Some((tilts, true)),
+            _ => None,
+        };
+        if let Some(Ok((again, again_settings, _))) = retry.map(run) {
+            // Both brackets are guaranteed, so their intersection is too.
             let merged = Bracket {
-                upper: epsilon.upper.min(retry.upper),
-                lower: epsilon.lower.max(retry.lower),
+                upper: epsilon.upper.min(again.upper),
+                lower: epsilon.lower.max(again.lower),
             };
-            if retry.width() < epsilon.width() {
-                *settings = retry_settings;
+            if again.width() < epsilon.width() {
+                settings = again_settings;
             }
             settings.bracket_width = merged.width();
             settings.target_width = target(&merged);
             settings.tolerance_met = merged.width() <= settings.target_width;
-            *epsilon = merged;
-        };
-        if tilts == 0 && round_off_may_limit(&settings, roundoff_mass) {
-            // Round-off rather than the grid may keep the bracket wide (counts of 1e8 and
-            // more multiply the transforms' error by k): tilted powers bound it far tighter.
-            if let Ok((tilted, tilted_settings, _)) = self.refine(
-                tail_mass,
-                (ROUND_OFF_TILTS, false),
-                merge_budget,
-                query,
-                charged,
-                target,
-                round_off_limits,
-                read_from,
-            ) {
-                intersect(&mut epsilon, &mut settings, tilted, tilted_settings);
-            }
-        } else if tilts > 0
-            && self.reaching_may_help()
-            && round_off_may_limit(&settings, roundoff_mass)
-        {
-            // Round-off keeps even the tilted bracket wide: where one step's far tail
-            // dominates the sum's extremes (sampled Gaussians at small rates), the tilts that
-            // make the answer's losses accurate lie beyond the window's saddle point.
-            if let Ok((reached, reached_settings, _)) = self.refine(
-                tail_mass,
-                (tilts, true),
-                merge_budget,
-                query,
-                charged,
-                target,
-                round_off_limits,
-                read_from,
-            ) {
-                intersect(&mut epsilon, &mut settings, reached, reached_settings);
-            }
+            epsilon = merged;
         }
         if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
             let closed_form = analytic_gaussian::epsilon_upper_for_delta(mu_hi, delta);
