@@ -74,6 +74,40 @@ fn tiny_per_step_losses_meet_the_tolerance_in_far_tails() {
     }
 }
 
+/// Subsampled Laplace noise has two heavy atoms (its constant-loss regions, each holding about
+/// half the mass); the grid puts the upper one on a grid point, the lower one wherever it
+/// falls. The optimistic rounding lands such an atom by merging it with outcomes nearer zero,
+/// which costs the lower bound in proportion to how far beyond a grid point it sits: the
+/// `laplace-fixed-batch` preset stopped at [0.100275, 0.100387] at δ 1e-6 (not narrowing: its
+/// bottom atom sat 0.92 of a step beyond a grid point, and four refinements moved it around),
+/// and missed the tolerance at 1e-7 and 1e-9 too. Grid steps now keep that atom near a grid
+/// point. Every decade of δ meets the tolerance, and the brackets hold the fixed grid's
+/// upper end's truth (they overlap).
+#[test]
+fn two_heavy_atoms_meet_the_tolerance_at_every_delta() {
+    let spec = preset("laplace-fixed-batch");
+    let (default, fixed) = default_and_fixed(&spec);
+    for decade in 1..=15 {
+        let delta = 10f64.powi(-decade);
+        let answer = default.epsilon_for_delta(delta).unwrap();
+        let e = answer.epsilon;
+        assert!(
+            answer.settings.tolerance_met,
+            "δ = {delta:e}: [{}, {}] not met",
+            e.lower, e.upper
+        );
+        let reference = fixed.epsilon_for_delta(delta).unwrap().epsilon;
+        assert!(
+            e.lower <= reference.upper && reference.lower <= e.upper,
+            "δ = {delta:e}: [{}, {}] and the fixed grid's [{}, {}] do not overlap",
+            e.lower,
+            e.upper,
+            reference.lower,
+            reference.upper
+        );
+    }
+}
+
 /// Whether a preset's bracket is wide by nature (shuffled batches: no bound with amplification
 /// is known, so no grid meets the tolerance).
 fn wide_by_nature(p: &pld_accountant::Preset) -> bool {
@@ -168,15 +202,11 @@ fn distinct_events_meet_the_tolerance_at_tiny_delta_and_beat_rdp() {
 }
 
 /// Every preset and two releases mixing every mechanism (each sampling scheme, both
-/// relations), at every δ from 1e-1 to 1e-15: the default tolerance is met and the PLD upper
-/// bound is at most RDP's (where RDP applies: it has no curve for a mixture of Gaussians).
-/// About 20 s, so run on demand:
-///
-/// ```text
-/// cargo test --release --test tail_accuracy -- --ignored --nocapture
-/// ```
+/// relations), at every decade of δ from 1e-1 to 1e-15: the default tolerance is met and the
+/// PLD upper bound is at most RDP's (where RDP applies: it has no curve for a mixture of
+/// Gaussians). About 6 s (`--nocapture` prints every bracket). The decades 1e-6, 1e-7 and
+/// 1e-9 found the `laplace-fixed-batch` failure above; the sweep had skipped them.
 #[test]
-#[ignore = "sweep of 7 specifications × 7 δ, about 20 s"]
 fn every_delta_meets_the_tolerance_on_presets_and_mixes() {
     let add_remove = r#"{"neighbouring":"add_remove","events":[
         {"mechanism":"gaussian","sigma":1.0,"sampling":{"poisson":0.01},"count":1000},
@@ -222,7 +252,7 @@ fn every_delta_meets_the_tolerance_on_presets_and_mixes() {
     let mut failures = Vec::new();
     for (name, spec) in &specs {
         let accountant = Accountant::new(spec, AccountantOptions::default()).unwrap();
-        for delta in [1e-1, 1e-3, 1e-5, 1e-8, 1e-10, 1e-12, 1e-15] {
+        for delta in (1..=15).map(|d| 10f64.powi(-d)) {
             let answer = accountant.epsilon_for_delta(delta).unwrap();
             let e = answer.epsilon;
             let rdp = pld_accountant::comparison::rdp_epsilon(spec, delta)

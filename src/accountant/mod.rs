@@ -1609,6 +1609,8 @@ impl Accountant {
         let mut refinements = 0;
         let mut coarsenings = 0;
         let mut stalls = 0;
+        // Whether a refinement failed for its size (the last grid is then the answer's).
+        let mut size_limited = false;
         let mut best: Option<Bracket> = None;
         // The tightest guaranteed upper bound on ADD's answer seen so far (see `evaluate`).
         let mut known_add: Option<f64> = None;
@@ -1749,6 +1751,19 @@ impl Accountant {
                     coarsenings += 1;
                     continue;
                 }
+                // A refinement to the finest grid the size estimates allowed needed more
+                // points than they said: answer from the last grid (evaluated again).
+                Err(Error::GridTooLarge { .. })
+                    if fixed.is_none()
+                        && refinements > 0
+                        && !size_limited
+                        && previous.is_some() =>
+                {
+                    step = previous.map_or(step, |(last, _, _)| last);
+                    refinements -= 1;
+                    size_limited = true;
+                    continue;
+                }
                 Err(error) => return Err(error),
             };
             known_add = add_upper;
@@ -1796,21 +1811,49 @@ impl Accountant {
             // can stall for one refinement and then converge). A cost rule only: every
             // bracket returned is guaranteed whatever the grid.
             stalls = if not_narrowing { stalls + 1 } else { 0 };
-            let patience = if self.plan.loose_by_nature() { 1 } else { 2 };
+            // Heavy atoms off the lattice make the lower end jump about with the grid (how
+            // near each lands to a grid point) and stay put while a composite atom near the
+            // answer is off by more than the step: they get a third chance.
+            let erratic = self.plan.has_heavy_atoms();
+            let patience = if self.plan.loose_by_nature() {
+                1
+            } else if erratic {
+                3
+            } else {
+                2
+            };
             let converged = !met && stalls >= patience;
             let give_up = fixed.is_some()
                 || met
                 || !width.is_finite()
                 || refinements >= MAX_REFINEMENTS
-                || converged;
+                || converged
+                || size_limited;
+            // After a refinement that did not narrow the bracket, a step at most half the
+            // last (a quarter, then an eighth, for heavy atoms): a lower end that converges
+            // unevenly, or that was lucky on an earlier grid, is then not taken for one that
+            // stopped converging after a step barely finer.
+            let largest_factor = match (stalls, erratic) {
+                (0, _) => 0.8,
+                (_, false) => 0.5,
+                (s, true) => 0.5f64.powi(s.min(3)),
+            };
             let mut next = self
                 .plan
-                .aligned_step(step * (0.95 * (wanted / width).sqrt()).clamp(0.1, 0.8));
-            // A refinement the memory budget cannot hold: the finest step that fits, if it is
-            // still a refinement (memory grows like 1/step).
-            let fitting = step * bytes / budget;
+                .aligned_step(step * (0.95 * (wanted / width).sqrt()).clamp(0.1, largest_factor));
+            // A refinement the memory budget or the grid size limits cannot hold: the finest
+            // step that fits, if it is still a refinement (memory and composed grids grow like
+            // 1/step).
+            let fitting = (step * bytes / budget)
+                .max(step * points as f64 / MAX_REFINED_POINTS as f64)
+                .max(self.plan.finest_fitting_step());
             if next < fitting && fitting <= 0.8 * step {
-                next = self.plan.aligned_step(fitting * 1.01);
+                let aligned = self.plan.aligned_step(fitting * 1.01);
+                next = if aligned >= fitting {
+                    aligned
+                } else {
+                    fitting * 1.01
+                };
             }
             // The composed grids grow like 1/step: stop before one would exceed the limits.
             let too_large =
@@ -1846,14 +1889,14 @@ impl Accountant {
                     None
                 } else if stalled {
                     Some("round-off")
-                } else if converged || (too_large && !over_budget && stalls > 0) {
+                } else if converged || ((too_large || size_limited) && !over_budget && stalls > 0) {
                     // (Also when the grid size stops a refinement right after one that did
                     // not narrow the bracket: that, not the size, is what the user can act
                     // on.)
                     Some("not narrowing")
                 } else if over_budget {
                     Some("memory budget")
-                } else if too_large {
+                } else if too_large || size_limited {
                     Some("grid size limit")
                 } else if refinements >= MAX_REFINEMENTS {
                     Some("refinement limit")
