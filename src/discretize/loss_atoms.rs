@@ -324,8 +324,10 @@ impl LossAtoms {
     /// that atom goes on down. Below loss 0 the mirror image: merged atoms are aimed at the
     /// grid point just above their lowest atom and filled from above (t taken `1e-12` long).
     /// The two open merged atoms left where the walks meet are walked down once more (the
-    /// upper borrowing from the lower), and the final remainder is rounded down; tails are
-    /// dropped. The walks meet at loss 0, or, when that keeps more P-mass-weighted loss,
+    /// upper borrowing from the lower), and the final remainder is rounded down; or, when
+    /// that keeps more P-mass-weighted loss, each of their atoms is rounded down on its own
+    /// (a merged atom that swallowed the outcomes of many steps without landing would
+    /// otherwise take them all down to its own grid point); tails are dropped. The walks meet at loss 0, or, when that keeps more P-mass-weighted loss,
     /// where the walk up closes its merged atom after going on past 0: a heavy lowest atom
     /// just beyond a grid point, with little mass between it and 0, then borrows from the
     /// smallest positive losses instead of being rounded down by almost a step (a Laplace
@@ -524,6 +526,8 @@ struct Merged {
     allowance: f64,
     /// The atoms not walked (in walking order) when the walk stopped early.
     rest: Vec<LossAtom>,
+    /// The atoms (or their parts) that make up the merged atom still open at the end.
+    open: Vec<LossAtom>,
 }
 
 /// A lower PMF's placed atoms: (grid index, P-mass), the loss allowance,
@@ -539,6 +543,48 @@ struct Placed {
 /// two open merged atoms are walked down once more (the upper one borrowing from the lower
 /// one), and what is finally left is rounded down.
 fn meet(down: Merged, up: Merged, step: f64) -> Placed {
+    // Or each atom of the two open merged atoms rounded down on its own: a merged atom that
+    // swallowed the outcomes of many steps without landing loses less that way.
+    let mut alone: Vec<(i64, f64)> = down.placed.iter().chain(&up.placed).copied().collect();
+    alone.extend(
+        down.open
+            .iter()
+            .chain(&up.open)
+            .filter(|a| a.p > 0.0)
+            .map(|a| {
+                (
+                    (a.loss.clamp(-LOSS_LIMIT, LOSS_LIMIT) / step).floor() as i64,
+                    a.p,
+                )
+            }),
+    );
+    let merged = meet_merged(down, up, step);
+    let alone = placed_with(alone, merged.allowance, step);
+    if alone.kept > merged.kept {
+        alone
+    } else {
+        merged
+    }
+}
+
+/// [`Placed`] of placed atoms.
+fn placed_with(placed: Vec<(i64, f64)>, allowance: f64, step: f64) -> Placed {
+    let kept = placed.iter().map(|&(node, p)| node as f64 * p).sum();
+    let delta_at_zero = placed
+        .iter()
+        .filter(|&&(node, _)| node > 0)
+        .map(|&(node, p)| -p * (-(node as f64) * step).exp_m1())
+        .sum();
+    Placed {
+        placed,
+        allowance,
+        kept,
+        delta_at_zero,
+    }
+}
+
+/// [`meet`] by walking the two open merged atoms down once more.
+fn meet_merged(down: Merged, up: Merged, step: f64) -> Placed {
     let mut placed = down.placed;
     placed.extend(up.placed);
     let left: Vec<LossAtom> = [down.left, up.left]
@@ -560,18 +606,11 @@ fn meet(down: Merged, up: Merged, step: f64) -> Placed {
         let merged = if q > 0.0 { p.ln() - q.ln() } else { LOSS_LIMIT };
         placed.push(((merged.min(LOSS_LIMIT) / step).floor() as i64, p));
     }
-    let kept = placed.iter().map(|&(node, p)| node as f64 * p).sum();
-    let delta_at_zero = placed
-        .iter()
-        .filter(|&&(node, _)| node > 0)
-        .map(|&(node, p)| -p * (-(node as f64) * step).exp_m1())
-        .sum();
-    Placed {
+    placed_with(
         placed,
-        allowance: down.allowance.max(up.allowance).max(last.allowance),
-        kept,
-        delta_at_zero,
-    }
+        down.allowance.max(up.allowance).max(last.allowance),
+        step,
+    )
 }
 
 /// The greedy merge of [`LossAtoms::lower_pmf`] over atoms in walking order (decreasing loss
@@ -589,10 +628,13 @@ fn merge_onto_grid(
         left: (0.0, 0.0),
         allowance: 0.0,
         rest: Vec::new(),
+        open: Vec::new(),
     };
     let mut atoms = atoms.peekable();
     // The merged atom being built: (P, Q, target grid point).
     let mut lump: Option<(f64, f64, i64)> = None;
+    // Its atoms.
+    let mut members: Vec<LossAtom> = Vec::new();
     let mut carry: Option<LossAtom> = None;
     while let Some(atom) = carry.take().or_else(|| atoms.next()) {
         if lump.is_none() && stop(&atom) {
@@ -615,6 +657,8 @@ fn merge_onto_grid(
                     Direction::Up => (atom.loss / step).ceil(),
                 };
                 lump = Some((atom.p, atom.q, node as i64));
+                members.clear();
+                members.push(atom);
             }
             continue;
         };
@@ -625,6 +669,7 @@ fn merge_onto_grid(
         };
         if same_side {
             lump = Some((p + atom.p, q + atom.q, target));
+            members.push(atom);
             continue;
         }
         // The fraction of this atom that brings the merged loss m to g exactly.
@@ -637,6 +682,7 @@ fn merge_onto_grid(
         };
         if t.is_nan() || t >= 1.0 {
             lump = Some((p + atom.p, q + atom.q, target));
+            members.push(atom);
             continue;
         }
         let t = t.max(0.0);
@@ -650,6 +696,7 @@ fn merge_onto_grid(
     }
     if let Some((p, q, _)) = lump {
         out.left = (p, q);
+        out.open = members;
     }
     out
 }
@@ -657,6 +704,42 @@ fn merge_onto_grid(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A heavy atom just beyond a grid point with a heavy atom just above it (as the lower
+    /// constant-loss region of subsampled Laplace noise and the outcomes next to it): the
+    /// second one cannot reach the grid point above it and swallows every outcome up to 0
+    /// without landing. Rounded down as one merged atom, all of them went to the heavy
+    /// atom's grid point, up to 17 steps below where they were; each rounded down on its
+    /// own, every outcome moves less than a step. Still below the exact δ(ε) at every ε.
+    #[test]
+    fn a_merged_atom_that_never_lands_is_rounded_down_atom_by_atom() {
+        let h = 0.01;
+        let atom = |loss: f64, p: f64| LossAtom {
+            loss,
+            p,
+            q: p * (-loss).exp(),
+        };
+        let mut list = vec![atom(-17.0021 * h, 0.5), atom(-16.895 * h, 0.36)];
+        list.extend((1..=32).map(|i| atom((-16.3 + 0.5 * i as f64) * h, 5e-4)));
+        list.push(atom(600.0 * h, 0.002));
+        let atoms = LossAtoms::from_atoms(list.clone(), 0.0, 0.0);
+        let pmf = atoms.lower_pmf(h).unwrap();
+        // The small outcomes from −10 steps up (19 of 5e-4) keep their place within a step.
+        let near_zero: f64 = (0..pmf.len())
+            .filter(|&i| pmf.loss(i) > -10.5 * h && pmf.loss(i) < 0.0)
+            .map(|i| pmf.probs()[i])
+            .sum();
+        assert!(near_zero >= 18.0 * 5e-4, "{near_zero:e} left near 0");
+        for i in 0..=100 {
+            let epsilon = -0.2 + i as f64 * 0.05;
+            let exact = atoms.hockey_stick(epsilon);
+            let lower = pmf.delta_for_epsilon(epsilon);
+            assert!(
+                lower <= exact * (1.0 + 1e-12) + 1e-300,
+                "ε {epsilon}: lower {lower:e} above exact {exact:e}"
+            );
+        }
+    }
 
     /// A heavy lowest atom just beyond a grid point (−1.0002 steps), with almost no mass
     /// between it and 0: the walk up borrows from the smallest positive loss and lands it on
