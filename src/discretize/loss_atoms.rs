@@ -705,6 +705,27 @@ fn merge_onto_grid(
 mod tests {
     use super::*;
 
+    /// An outcome of loss `loss` and P-mass `p` (its Q-mass p·e^{−loss}).
+    fn atom(loss: f64, p: f64) -> LossAtom {
+        LossAtom {
+            loss,
+            p,
+            q: p * (-loss).exp(),
+        }
+    }
+
+    /// The lower PMF's δ(ε) is at most the atoms' exact δ(ε) at each of `epsilons`.
+    fn assert_below_exact(atoms: &LossAtoms, pmf: &GridPmf, epsilons: impl Iterator<Item = f64>) {
+        for epsilon in epsilons {
+            let exact = atoms.hockey_stick(epsilon);
+            let lower = pmf.delta_for_epsilon(epsilon);
+            assert!(
+                lower <= exact * (1.0 + 1e-12) + 1e-300,
+                "ε {epsilon}: lower {lower:e} above exact {exact:e}"
+            );
+        }
+    }
+
     /// A heavy atom just beyond a grid point with a heavy atom just above it (as the lower
     /// constant-loss region of subsampled Laplace noise and the outcomes next to it): the
     /// second one cannot reach the grid point above it and swallows every outcome up to 0
@@ -714,11 +735,6 @@ mod tests {
     #[test]
     fn a_merged_atom_that_never_lands_is_rounded_down_atom_by_atom() {
         let h = 0.01;
-        let atom = |loss: f64, p: f64| LossAtom {
-            loss,
-            p,
-            q: p * (-loss).exp(),
-        };
         let mut list = vec![atom(-17.0021 * h, 0.5), atom(-16.895 * h, 0.36)];
         list.extend((1..=32).map(|i| atom((-16.3 + 0.5 * i as f64) * h, 5e-4)));
         list.push(atom(600.0 * h, 0.002));
@@ -730,15 +746,7 @@ mod tests {
             .map(|i| pmf.probs()[i])
             .sum();
         assert!(near_zero >= 18.0 * 5e-4, "{near_zero:e} left near 0");
-        for i in 0..=100 {
-            let epsilon = -0.2 + i as f64 * 0.05;
-            let exact = atoms.hockey_stick(epsilon);
-            let lower = pmf.delta_for_epsilon(epsilon);
-            assert!(
-                lower <= exact * (1.0 + 1e-12) + 1e-300,
-                "ε {epsilon}: lower {lower:e} above exact {exact:e}"
-            );
-        }
+        assert_below_exact(&atoms, &pmf, (0..=100).map(|i| -0.2 + i as f64 * 0.05));
     }
 
     /// A heavy lowest atom just beyond a grid point (−1.0002 steps), with almost no mass
@@ -748,11 +756,6 @@ mod tests {
     #[test]
     fn a_heavy_lowest_atom_borrows_past_zero() {
         let h = 0.01;
-        let atom = |loss: f64, p: f64| LossAtom {
-            loss,
-            p,
-            q: p * (-loss).exp(),
-        };
         let atoms = LossAtoms::from_atoms(
             vec![
                 atom(-1.0002 * h, 0.5),
@@ -772,15 +775,7 @@ mod tests {
         };
         assert!(at(-1) >= 0.5, "−1 step holds {}", at(-1));
         assert_eq!(at(-2), 0.0);
-        for i in 0..=80 {
-            let epsilon = -0.02 + i as f64 * 1e-3;
-            let exact = atoms.hockey_stick(epsilon);
-            let lower = pmf.delta_for_epsilon(epsilon);
-            assert!(
-                lower <= exact * (1.0 + 1e-12),
-                "ε {epsilon}: lower {lower:e} above exact {exact:e}"
-            );
-        }
+        assert_below_exact(&atoms, &pmf, (0..=80).map(|i| -0.02 + i as f64 * 1e-3));
     }
 
     /// An atom whose P-mass underflowed keeps its Q-mass (at −∞): Poisson subsampling then
