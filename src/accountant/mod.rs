@@ -1829,14 +1829,16 @@ impl Accountant {
                 || refinements >= MAX_REFINEMENTS
                 || converged
                 || size_limited;
-            // After a refinement that did not narrow the bracket, a step at most half the
-            // last (a quarter, then an eighth, for heavy atoms): a lower end that converges
-            // unevenly, or that was lucky on an earlier grid, is then not taken for one that
-            // stopped converging after a step barely finer.
-            let largest_factor = match (stalls, erratic) {
-                (0, _) => 0.8,
-                (_, false) => 0.5,
-                (s, true) => 0.5f64.powi(s.min(3)),
+            // With heavy atoms, after a refinement that did not narrow the bracket, a step at
+            // most half the last (then a quarter, an eighth): a lower end that jumps about, or
+            // that was lucky on an earlier grid, is then not taken for one that stopped
+            // converging after a step barely finer. (Halving after a stall for every plan
+            // measured no better: as many queries lost their tolerance on a new path as
+            // gained it.)
+            let largest_factor = if erratic && stalls > 0 {
+                0.5f64.powi(stalls.min(3))
+            } else {
+                0.8
             };
             let mut next = self
                 .plan

@@ -151,9 +151,9 @@ pub struct Settings {
     /// than the grid was the reason: `"memory budget"` (the next grid would exceed
     /// [`AccountantOptions::memory_budget`]), `"round-off"` (a finer grid did not narrow
     /// the bracket and the transforms' round-off bound could explain its width),
-    /// `"not narrowing"` (finer grids did not narrow the bracket by a tenth, twice in a row,
-    /// the second at most half the step of the first; three times for heavy atoms off the
-    /// grid's lattice: its width is not the grid's), `"grid size limit"` (a refinement past
+    /// `"not narrowing"` (finer grids did not narrow the bracket by a tenth, twice in a row;
+    /// three times, each at most half the step of the last, for heavy atoms off the grid's
+    /// lattice: its width is not the grid's), `"grid size limit"` (a refinement past
     /// the size limits is first replaced by the finest grid within them) or
     /// `"refinement limit"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
