@@ -9,7 +9,7 @@
 //! relative to the PMF's span (`pmf::tail_moments::SPAN_TILTS`) fixed both.
 
 use pld_accountant::spec::presets::PRESETS;
-use pld_accountant::{Accountant, AccountantOptions};
+use pld_accountant::{Accountant, AccountantOptions, Bracket};
 
 fn preset(name: &str) -> pld_accountant::CompositionSpec {
     PRESETS
@@ -34,28 +34,34 @@ fn default_and_fixed(spec: &pld_accountant::CompositionSpec) -> (Accountant, Acc
     (default, fixed)
 }
 
+/// ε(δ) of the default accountant, asserting that it meets the tolerance and that its
+/// bracket overlaps the fixed grid's (both hold the truth).
+fn met_and_overlapping(default: &Accountant, fixed: &Accountant, delta: f64) -> Bracket {
+    let answer = default.epsilon_for_delta(delta).unwrap();
+    let e = answer.epsilon;
+    assert!(
+        answer.settings.tolerance_met,
+        "δ = {delta:e}: [{}, {}] not met",
+        e.lower, e.upper
+    );
+    let reference = fixed.epsilon_for_delta(delta).unwrap().epsilon;
+    assert!(
+        e.upper >= reference.lower && e.lower <= reference.upper,
+        "δ = {delta:e}: [{}, {}] and the fixed grid's [{}, {}] do not overlap",
+        e.lower,
+        e.upper,
+        reference.lower,
+        reference.upper
+    );
+    e
+}
+
 #[test]
 fn tiny_per_step_losses_meet_the_tolerance_in_far_tails() {
     let spec = preset("laplace-fixed-batch");
     let (default, fixed) = default_and_fixed(&spec);
     for delta in [1e-10, 1e-12, 1e-15] {
-        let answer = default.epsilon_for_delta(delta).unwrap();
-        let e = answer.epsilon;
-        assert!(
-            answer.settings.tolerance_met,
-            "δ = {delta:e}: [{}, {}] not met",
-            e.lower, e.upper
-        );
-        let reference = fixed.epsilon_for_delta(delta).unwrap().epsilon;
-        // Both brackets hold the truth, so they overlap.
-        assert!(
-            e.upper >= reference.lower && e.lower <= reference.upper,
-            "δ = {delta:e}: [{}, {}] and the fixed grid's [{}, {}] do not overlap",
-            e.lower,
-            e.upper,
-            reference.lower,
-            reference.upper
-        );
+        let e = met_and_overlapping(&default, &fixed, delta);
         // The δ bracket at the reported ε ends agrees with the ε bracket.
         let at_upper = default.delta_for_epsilon(e.upper).unwrap().delta;
         let at_lower = default.delta_for_epsilon(e.lower).unwrap().delta;
@@ -88,23 +94,7 @@ fn two_heavy_atoms_meet_the_tolerance_at_every_delta() {
     let spec = preset("laplace-fixed-batch");
     let (default, fixed) = default_and_fixed(&spec);
     for decade in 1..=15 {
-        let delta = 10f64.powi(-decade);
-        let answer = default.epsilon_for_delta(delta).unwrap();
-        let e = answer.epsilon;
-        assert!(
-            answer.settings.tolerance_met,
-            "δ = {delta:e}: [{}, {}] not met",
-            e.lower, e.upper
-        );
-        let reference = fixed.epsilon_for_delta(delta).unwrap().epsilon;
-        assert!(
-            e.lower <= reference.upper && reference.lower <= e.upper,
-            "δ = {delta:e}: [{}, {}] and the fixed grid's [{}, {}] do not overlap",
-            e.lower,
-            e.upper,
-            reference.lower,
-            reference.upper
-        );
+        met_and_overlapping(&default, &fixed, 10f64.powi(-decade));
     }
 }
 

@@ -687,16 +687,17 @@ impl Plan {
     }
 
     /// |loss| of the heavy atoms of single events whose distance to the grid matters to the
-    /// lower bound: the lattice units and losses [`Plan::common_lattice`] tries to keep on
-    /// the grid, and the lower constant-loss region of subsampled Laplace noise.
+    /// lower bound: Laplace noise's ±ε₀, subsampled Laplace noise's two constant-loss regions
+    /// and the largest loss of a finite pair without a lattice (the atoms
+    /// [`Plan::common_lattice`] tries to put on the grid, and the lower constant-loss region).
     fn heavy_atoms(&self) -> Vec<f64> {
         let mut losses = Vec::new();
         for group in &self.groups {
             match group.component {
                 Component::Laplace(laplace) => losses.push(laplace.epsilon0()),
                 Component::SubsampledLaplace(m) => {
-                    losses.push(top_constant_loss(&m));
-                    losses.push(bottom_constant_loss(&m).abs());
+                    let (top, bottom) = constant_losses(&m);
+                    losses.extend([top, bottom.abs()]);
                 }
                 Component::Atoms {
                     ref atoms,
@@ -744,7 +745,7 @@ impl Plan {
                     lattice: None,
                     ..
                 } => optional.extend(atoms.atoms().last().map(|a| a.loss)),
-                Component::SubsampledLaplace(m) => optional.push(top_constant_loss(&m)),
+                Component::SubsampledLaplace(m) => optional.push(constant_losses(&m).0),
                 _ => {}
             }
         }
@@ -1430,22 +1431,12 @@ pub(super) fn no_loss_lower(step: f64) -> Result<PrivacyLossDistribution> {
     )
 }
 
-/// The loss of the region of largest, constant loss (e.g. `ln(1 + q(e^{ε₀} − 1))` for
-/// subsampled Laplace noise).
-pub(super) fn top_constant_loss<M: MonotonePrivacyLoss>(m: &M) -> f64 {
-    match m.constant_loss_regions().0 {
-        Some(x) => m.privacy_loss(x),
-        None => 0.0,
-    }
-}
-
-/// The loss of the region of smallest, constant loss (e.g. `ln(1 + q(e^{−ε₀} − 1))` for
-/// subsampled Laplace noise).
-pub(super) fn bottom_constant_loss<M: MonotonePrivacyLoss>(m: &M) -> f64 {
-    match m.constant_loss_regions().1 {
-        Some(x) => m.privacy_loss(x),
-        None => 0.0,
-    }
+/// The losses of the regions of largest and smallest constant loss, 0 where there is none
+/// (e.g. `ln(1 + q(e^{±ε₀} − 1))` for subsampled Laplace noise).
+pub(super) fn constant_losses<M: MonotonePrivacyLoss>(m: &M) -> (f64, f64) {
+    let (top, bottom) = m.constant_loss_regions();
+    let loss = |x: Option<f64>| x.map_or(0.0, |x| m.privacy_loss(x));
+    (loss(top), loss(bottom))
 }
 
 /// How far an atom at loss ±`a` (a > 0) sits beyond the grid point of step `h` next to it
@@ -1489,7 +1480,8 @@ mod tests {
         let Component::SubsampledLaplace(m) = laplace.groups[0].component else {
             panic!("subsampled Laplace");
         };
-        let (top, bottom) = (top_constant_loss(&m), bottom_constant_loss(&m).abs());
+        let (top, bottom) = constant_losses(&m);
+        let bottom = bottom.abs();
         assert!((top - 1e-3).abs() < 1e-15 && (bottom - 8.1078e-4).abs() < 1e-8);
         for wanted in [2.2e-5, 1e-5, 3.7e-6, 4e-4] {
             let step = laplace.aligned_step(wanted);

@@ -327,8 +327,10 @@ impl LossAtoms {
     /// upper borrowing from the lower), and the final remainder is rounded down; or, when
     /// that keeps more P-mass-weighted loss, each of their atoms is rounded down on its own
     /// (a merged atom that swallowed the outcomes of many steps without landing would
-    /// otherwise take them all down to its own grid point); tails are dropped. The walks meet at loss 0, or, when that keeps more P-mass-weighted loss,
-    /// where the walk up closes its merged atom after going on past 0: a heavy lowest atom
+    /// otherwise take them all down to its own grid point); tails are dropped. The walks
+    /// meet at loss 0, or, when that keeps more P-mass-weighted loss at a cost of at most a
+    /// thousandth of δ(0), where the walk up closes its merged atom after going on past 0
+    /// (only tried when it is still open at 0): a heavy lowest atom
     /// just beyond a grid point, with little mass between it and 0, then borrows from the
     /// smallest positive losses instead of being rounded down by almost a step (a Laplace
     /// step's ln(1 − γ(1 − e^{−ε₀})) atom at 1.0002 steps below 0 landed at −2 steps; now at
@@ -355,11 +357,23 @@ impl LossAtoms {
         let (low, high): (Vec<LossAtom>, Vec<LossAtom>) = clamped.partition(|a| a.loss < 0.0);
         let never = |_: &LossAtom| false;
         // Walks meeting at loss 0.
+        let up = merge_onto_grid(low.iter().copied(), step, Direction::Up, never);
+        let open_at_zero = !up.open.is_empty();
         let at_zero = meet(
             merge_onto_grid(high.iter().rev().copied(), step, Direction::Down, never),
-            merge_onto_grid(low.iter().copied(), step, Direction::Up, never),
+            up,
             step,
         );
+        if !open_at_zero {
+            // Going on past 0 would walk the same atoms the same way.
+            return grid_from_placed(
+                step,
+                at_zero.placed,
+                self.p_infinity,
+                Bound::Lower,
+                at_zero.allowance,
+            );
+        }
         // The walk up going on past 0 while its merged atom is open: a heavy lowest atom just
         // beyond a grid point, with little mass between it and 0, then borrows from the
         // smallest positive losses instead of being rounded down by almost a step.
@@ -543,6 +557,9 @@ struct Placed {
 /// two open merged atoms are walked down once more (the upper one borrowing from the lower
 /// one), and what is finally left is rounded down.
 fn meet(down: Merged, up: Merged, step: f64) -> Placed {
+    if down.open.is_empty() && up.open.is_empty() {
+        return meet_merged(down, up, step);
+    }
     // Or each atom of the two open merged atoms rounded down on its own: a merged atom that
     // swallowed the outcomes of many steps without landing loses less that way.
     let mut alone: Vec<(i64, f64)> = down.placed.iter().chain(&up.placed).copied().collect();
