@@ -4,9 +4,12 @@
 Usage: python3 scripts/ab_releases.py CASES SEED BINARY_OLD BINARY_NEW [MECHANISMS]
 
 MECHANISMS is a comma-separated list among laplace, discrete_laplace, discrete_gaussian,
-randomized_response and eps_delta (default: laplace). Each case draws one of them (scale,
+randomized_response, eps_delta, random_allocation and shuffle (default: laplace; the last
+two are Gaussian noise with those batch samplings). Each case draws one of them (scale,
 σ or ε and count log-uniform; Laplace noise Poisson-sampled, sampled as a fixed batch or not
-sampled; the others Poisson-sampled or not), adds a Gaussian event to about 30% of the
+sampled; the atom mechanisms Poisson-sampled or not; allocated and shuffled steps with t
+from 2 to 2000 steps per epoch, 1 to 200 epochs, and for random allocation one participation
+or, in a quarter of the cases, up to 4), adds a Gaussian event to about 30% of the
 releases, picks δ among 1e-3 … 1e-15, seeded by SEED, and asks both binaries for ε(δ) with
 default settings. Both ends are guaranteed bounds either way; this is the check that a change
 to how grids are chosen or rounded does not make answers worse. A case is flagged when
@@ -30,7 +33,7 @@ import tempfile
 import time
 
 MECHANISMS = ["laplace", "discrete_laplace", "discrete_gaussian", "randomized_response",
-              "eps_delta"]
+              "eps_delta", "random_allocation", "shuffle"]
 
 
 def answer(binary, spec, delta):
@@ -58,6 +61,15 @@ def release(draw, mechanisms):
     """A random specification and δ."""
     log_uniform = lambda low, high: math.exp(draw.uniform(math.log(low), math.log(high)))
     kind = draw.choice(mechanisms)
+    if kind in ("random_allocation", "shuffle"):
+        steps = int(log_uniform(2, 2000))
+        batches = {"steps_per_epoch": steps}
+        if kind == "random_allocation" and draw.random() < 0.25 and steps > 2:
+            batches["participations"] = draw.randint(2, min(4, steps - 1))
+        event = {"mechanism": "gaussian", "sigma": log_uniform(0.6, 5), "sensitivity": 1.0,
+                 "sampling": {kind: batches}, "count": int(log_uniform(1, 200))}
+        delta = draw.choice([1e-3, 1e-5, 1e-6, 1e-7, 1e-9, 1e-10, 1e-12, 1e-15])
+        return {"neighbouring": "add_remove", "events": [event]}, delta
     sampling = draw.choice(["poisson", "fixed", "none", "poisson"])
     if kind != "laplace" and sampling == "fixed":
         sampling = "none"

@@ -110,42 +110,11 @@ fn wide_by_nature(p: &pld_accountant::Preset) -> bool {
     })
 }
 
-/// Whether a preset uses random allocation, whose bracket stops narrowing below δ ≈ 1e-13
-/// (one epoch's likelihood ratio has a heavy upper tail that the tilted powers barely reach:
-/// `src/discretize/random_allocation.rs`, "Known limit"). mnist-balls-in-bins meets the
-/// tolerance down to δ 1e-13 ([4.229695, 4.233428]; checked below at 1e-5, 1e-10 and 1e-12),
-/// not at 1e-14 ([4.415827, 4.420738]) or 1e-15 ([4.594932, 4.605149]), where finer fixed
-/// grids do not narrow it either (at 1e-15: [4.594407, 4.605214] at a step of 4e-3,
-/// [4.594948, 4.608953] at 5e-4).
-fn allocated(p: &pld_accountant::Preset) -> bool {
-    p.spec()
-        .unwrap()
-        .events()
-        .iter()
-        .any(|e| e.sampling().random_allocation_steps().is_some())
-}
-
-/// The presets whose steps are not tiny keep meeting the tolerance at δ = 1e-12 and 1e-15
-/// (all but the shuffled one, whose bracket is wide by nature, and the allocated one, whose
-/// floor is a known limit: it meets the tolerance at its own δ, 1e-10 and 1e-12).
+/// The presets keep meeting the tolerance at δ = 1e-12 and 1e-15 (all but the shuffled one,
+/// whose bracket is wide by nature).
 #[test]
 fn every_preset_meets_the_tolerance_at_tiny_delta() {
-    for p in PRESETS.iter().filter(|p| allocated(p)) {
-        let accountant = Accountant::new(&p.spec().unwrap(), AccountantOptions::default()).unwrap();
-        for delta in [p.delta(), 1e-10, 1e-12] {
-            let answer = accountant.epsilon_for_delta(delta).unwrap();
-            assert!(
-                answer.settings.tolerance_met,
-                "{} at δ = {delta:e}: {:?}",
-                p.name(),
-                answer.epsilon
-            );
-        }
-    }
-    for p in PRESETS
-        .iter()
-        .filter(|p| !wide_by_nature(p) && !allocated(p))
-    {
+    for p in PRESETS.iter().filter(|p| !wide_by_nature(p)) {
         let accountant = Accountant::new(&p.spec().unwrap(), AccountantOptions::default()).unwrap();
         for delta in [1e-12, 1e-15] {
             let answer = accountant.epsilon_for_delta(delta).unwrap();
@@ -158,6 +127,50 @@ fn every_preset_meets_the_tolerance_at_tiny_delta() {
             );
         }
     }
+}
+
+/// Random allocation (σ 1.1, 235 steps per epoch, as the mnist-balls-in-bins preset) over
+/// 1, 2, 15 and 60 epochs at every decade of δ from 1e-8 to 1e-15: the default tolerance is
+/// met, and the bracket overlaps the one on a fixed grid of 2e-3 nats (both hold the truth).
+///
+/// Failure this found: between δ ≈ 1e-10 and 1e-13 one epoch's S/t sits where neither the
+/// bulk of its steps nor one heavy step decides it, and the tilts at the window's quantile
+/// levels had all coincided with one saddle point: entries there kept errors up to 30 times
+/// their values. One epoch at δ 1e-12 gave [1.0760, 1.5234], two epochs [1.2123, 1.6007],
+/// 15 epochs at 1e-15 [2.7376, 2.8119], the preset at 1e-14 and 1e-15 missed its tolerance,
+/// and finer grids widened the brackets (more entries, each with its round-off). Tilts
+/// centred where the error bounds still exceed the values, on windows long enough that the
+/// tilted tail does not wrap onto them, narrow all of them below the tolerance.
+#[test]
+fn random_allocation_meets_the_tolerance_at_every_small_delta() {
+    let mut failures = Vec::new();
+    for epochs in [1, 2, 15, 60] {
+        let spec = pld_accountant::CompositionSpec::from_json_str(&format!(
+            r#"{{"events": [{{"mechanism": "gaussian", "sigma": 1.1,
+                "sampling": {{"random_allocation": {{"steps_per_epoch": 235}}}},
+                "count": {epochs}}}]}}"#
+        ))
+        .unwrap();
+        let default = Accountant::new(&spec, AccountantOptions::default()).unwrap();
+        let fixed = Accountant::new(
+            &spec,
+            AccountantOptions {
+                grid_step: Some(2e-3),
+                ..AccountantOptions::default()
+            },
+        )
+        .unwrap();
+        for delta in (8..=15).map(|d| 10f64.powi(-d)) {
+            let answer = default.epsilon_for_delta(delta).unwrap();
+            let e = answer.epsilon;
+            let f = fixed.epsilon_for_delta(delta).unwrap().epsilon;
+            println!("{epochs:2} epochs δ {delta:.0e}: {e} (fixed grid {f})");
+            if !answer.settings.tolerance_met || e.lower > f.upper || f.lower > e.upper {
+                failures.push(format!("{epochs} epochs δ {delta:e}: {e}, fixed grid {f}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }
 
 /// Distinct events at tiny δ: atom-only events (randomized response) beside a Gaussian and
@@ -223,7 +236,7 @@ fn every_delta_meets_the_tolerance_on_presets_and_mixes() {
         {"mechanism":"pmf_pair","p":[0.6,0.4],"q":[0.4,0.6],"count":25}]}"#;
     let mut specs: Vec<(String, pld_accountant::CompositionSpec)> = PRESETS
         .iter()
-        .filter(|p| !wide_by_nature(p) && !allocated(p))
+        .filter(|p| !wide_by_nature(p))
         .map(|p| (p.name().to_string(), p.spec().unwrap()))
         .collect();
     // The add_remove mix without its mixture of Gaussians, so that RDP applies.
