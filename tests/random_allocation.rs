@@ -273,3 +273,41 @@ fn closed_forms_answer_only_where_the_grid_cannot_add() {
     // The sum Gaussian: μ = √E/(σ√t) ≈ 1210, δ(0.39) = 1 to double precision.
     assert!(d.delta.lower > 0.999_999 && d.delta.upper <= 1.0, "{d:?}");
 }
+
+/// Allocated epochs beside events without a Gaussian closed form (Laplace, randomized
+/// response; shuffled epochs beside Laplace): the grid answers. Before, the closed-form
+/// shortcut had no upper end for them (∞, whose tolerance target is ∞ as well) and took
+/// ∞ ≤ ∞ for a met tolerance: ε(1e-5) was [0.988364, ∞] without a grid. The mix leaks at
+/// least what its allocated epochs alone leak.
+#[test]
+fn allocations_beside_other_mechanisms_reach_the_grid() {
+    let mix = |sampling: &str| {
+        CompositionSpec::from_json_str(&format!(
+            r#"{{"events": [
+                {{"mechanism": "gaussian", "sigma": 1.1, "sampling": {sampling}, "count": 20}},
+                {{"mechanism": "laplace", "scale": 2.0, "count": 3}},
+                {{"mechanism": "randomized_response", "epsilon": 0.3, "count": 3}}]}}"#
+        ))
+        .unwrap()
+    };
+    let allocated = mix(r#"{"random_allocation": {"steps_per_epoch": 235}}"#);
+    let alone = epsilon(&spec(1.1, 235, 1, 20), 1e-5);
+    for delta in [1e-5, 1e-12] {
+        let answer = Accountant::new(&allocated, AccountantOptions::default())
+            .unwrap()
+            .epsilon_for_delta(delta)
+            .unwrap();
+        let e = answer.epsilon;
+        assert_eq!(answer.settings.method, "pld", "δ {delta:e}: {e}");
+        assert!(answer.settings.tolerance_met && e.upper.is_finite(), "δ {delta:e}: {e}");
+        if delta == 1e-5 {
+            assert!(e.upper >= alone.0, "{e} below the epochs' own lower end {}", alone.0);
+        }
+    }
+    let shuffled = mix(r#"{"shuffle": {"steps_per_epoch": 235}}"#);
+    let answer = Accountant::new(&shuffled, AccountantOptions::default())
+        .unwrap()
+        .epsilon_for_delta(1e-5)
+        .unwrap();
+    assert!(answer.epsilon.upper.is_finite(), "{}", answer.epsilon);
+}

@@ -171,7 +171,8 @@ fn take_closed_form_upper(
         settings.upper_method = Some(method.into());
         settings.bracket_width = bracket.width();
         settings.target_width = target(bracket);
-        settings.tolerance_met = bracket.width() <= settings.target_width;
+        settings.tolerance_met =
+            bracket.width().is_finite() && bracket.width() <= settings.target_width;
     }
 }
 
@@ -191,7 +192,8 @@ fn take_closed_form_bracket(
     take_closed_form_upper(bracket, settings, closed_form.upper, &target, method);
     settings.bracket_width = bracket.width();
     settings.target_width = target(bracket);
-    settings.tolerance_met = bracket.width() <= settings.target_width;
+    settings.tolerance_met =
+        bracket.width().is_finite() && bracket.width() <= settings.target_width;
 }
 
 /// [`take_closed_form_bracket`] for the epochs' sum-statistic lower end alone (their upper
@@ -482,7 +484,9 @@ impl Accountant {
         );
         if let Some((epsilon, upper_method)) = epochs {
             let wanted = target(&epsilon);
-            if epsilon.lower > LOSS_LIMIT || epsilon.width() <= wanted {
+            // (An open upper end meets no tolerance: its target is ∞ too.)
+            let met = epsilon.upper.is_finite() && epsilon.width() <= wanted;
+            if epsilon.lower > LOSS_LIMIT || met {
                 return Ok(EpsilonAnswer {
                     delta,
                     epsilon,
