@@ -99,6 +99,14 @@
 //! [4.2316, 4.9168], 18 epochs at δ 1e-5 in [34.07, 43.55], on every grid. A lattice in
 //! ln B near 0 would be needed.
 //!
+//! Known limit: the rounding bounds of the lattice's masses (differences of CDF tails, up
+//! to `1e-6/t` relative per cell) are applied to the whole t-fold power at their largest,
+//! `(1 ± r)^t`, and the spread's slack adds about as much: each epoch's bounds are off by
+//! about 1e-6 of their mass, which adds up over epochs. ε(δ) does not notice; δ(ε), whose
+//! tolerance is 1e-4 of δ, can: 20 epochs of σ 1.1, t 235 give δ(1) in [2.07633e-4,
+//! 2.07672e-4] on every grid (1.9e-4 wide). Per-cell bounds, or cell masses computed
+//! without cancellation, would be needed.
+//!
 //! # Several participations: a lower bound
 //! With k of the t steps carrying the record (1 < k < t), the likelihood ratio of the epoch
 //! is `e_k(B₁, …, B_t)/C(t, k)` (the elementary symmetric polynomial): no longer a function
