@@ -299,9 +299,16 @@ fn allocations_beside_other_mechanisms_reach_the_grid() {
             .unwrap();
         let e = answer.epsilon;
         assert_eq!(answer.settings.method, "pld", "δ {delta:e}: {e}");
-        assert!(answer.settings.tolerance_met && e.upper.is_finite(), "δ {delta:e}: {e}");
+        assert!(
+            answer.settings.tolerance_met && e.upper.is_finite(),
+            "δ {delta:e}: {e}"
+        );
         if delta == 1e-5 {
-            assert!(e.upper >= alone.0, "{e} below the epochs' own lower end {}", alone.0);
+            assert!(
+                e.upper >= alone.0,
+                "{e} below the epochs' own lower end {}",
+                alone.0
+            );
         }
     }
     let shuffled = mix(r#"{"shuffle": {"steps_per_epoch": 235}}"#);
