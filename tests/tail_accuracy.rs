@@ -20,13 +20,16 @@ fn preset(name: &str) -> pld_accountant::CompositionSpec {
         .expect("preset spec is valid")
 }
 
-/// The default accountant of `spec`, and one on the fixed grid step 1e-4.
-fn default_and_fixed(spec: &pld_accountant::CompositionSpec) -> (Accountant, Accountant) {
+/// The default accountant of `spec`, and one on the fixed grid step `step`.
+fn default_and_fixed(
+    spec: &pld_accountant::CompositionSpec,
+    step: f64,
+) -> (Accountant, Accountant) {
     let default = Accountant::new(spec, AccountantOptions::default()).unwrap();
     let fixed = Accountant::new(
         spec,
         AccountantOptions {
-            grid_step: Some(1e-4),
+            grid_step: Some(step),
             ..AccountantOptions::default()
         },
     )
@@ -59,7 +62,7 @@ fn met_and_overlapping(default: &Accountant, fixed: &Accountant, delta: f64) -> 
 #[test]
 fn tiny_per_step_losses_meet_the_tolerance_in_far_tails() {
     let spec = preset("laplace-fixed-batch");
-    let (default, fixed) = default_and_fixed(&spec);
+    let (default, fixed) = default_and_fixed(&spec, 1e-4);
     for delta in [1e-10, 1e-12, 1e-15] {
         let e = met_and_overlapping(&default, &fixed, delta);
         // The δ bracket at the reported ε ends agrees with the ε bracket.
@@ -92,7 +95,7 @@ fn tiny_per_step_losses_meet_the_tolerance_in_far_tails() {
 #[test]
 fn two_heavy_atoms_meet_the_tolerance_at_every_delta() {
     let spec = preset("laplace-fixed-batch");
-    let (default, fixed) = default_and_fixed(&spec);
+    let (default, fixed) = default_and_fixed(&spec, 1e-4);
     for decade in 1..=15 {
         met_and_overlapping(&default, &fixed, 10f64.powi(-decade));
     }
@@ -151,15 +154,7 @@ fn random_allocation_meets_the_tolerance_at_every_small_delta() {
                 "count": {epochs}}}]}}"#
         ))
         .unwrap();
-        let default = Accountant::new(&spec, AccountantOptions::default()).unwrap();
-        let fixed = Accountant::new(
-            &spec,
-            AccountantOptions {
-                grid_step: Some(2e-3),
-                ..AccountantOptions::default()
-            },
-        )
-        .unwrap();
+        let (default, fixed) = default_and_fixed(&spec, 2e-3);
         for delta in (8..=15).map(|d| 10f64.powi(-d)) {
             let answer = default.epsilon_for_delta(delta).unwrap();
             let e = answer.epsilon;
@@ -293,7 +288,7 @@ fn a_heavy_upper_tail_is_accurate_in_far_tails() {
         1.0,
     )
     .unwrap();
-    let (default, fixed) = default_and_fixed(&spec);
+    let (default, fixed) = default_and_fixed(&spec, 1e-4);
     for (delta, widest) in [
         (4.486695333436754e-12, 8e-4),
         (1e-10, 2e-4),

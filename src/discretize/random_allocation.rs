@@ -622,7 +622,9 @@ fn power(q: &[f64], lattice: &Lattice, tail_mass: f64, tilted: bool) -> Result<P
     };
     if tilted {
         for lambda in tail_tilts(&mq, tf, level) {
-            power.refine(q, t, lambda, delta);
+            if let Some(tilt) = power.prepare_tilt(q, t, lambda, delta) {
+                power.refine(&tilt, t);
+            }
         }
         // Between the quantile levels' saddle points (which may all be one tilt), entries
         // can still carry errors far above their values: each further tilt is centred on
@@ -638,14 +640,14 @@ fn power(q: &[f64], lattice: &Lattice, tail_mass: f64, tilted: bool) -> Result<P
             let Some(target) = power.lowest_inaccurate(mean, floor) else {
                 break;
             };
-            let Some(lambda) = power.gap_tilt(q, t, target, delta) else {
+            let Some(tilt) = power.gap_tilt(q, t, target, delta) else {
                 break;
             };
             let known = power
                 .estimates
                 .iter()
-                .any(|e| (e.lambda - lambda).abs() <= 1e-3 * lambda);
-            if known || !power.refine(q, t, lambda, delta) {
+                .any(|e| (e.lambda - tilt.lambda).abs() <= 1e-3 * tilt.lambda);
+            if known || !power.refine(&tilt, t) {
                 break;
             }
         }
@@ -746,28 +748,23 @@ impl Power {
     /// The tilted power's entries near its own mean are accurate to a few ulps *relative*:
     /// untilted, the error falls with the values deep in the tail, where the plain power's
     /// absolute round-off (about 1e-15 per entry) would otherwise put a floor under δ.
-    fn refine(&mut self, q: &[f64], t: u64, lambda: f64, delta: f64) -> bool {
-        if self.estimates.len() >= u8::MAX as usize || !(lambda.is_finite() && lambda != 0.0) {
+    fn refine(&mut self, tilt: &Tilt, t: u64) -> bool {
+        if self.estimates.len() >= u8::MAX as usize {
             return false;
         }
-        let Some((tilted, log_normalizer)) = tilt(q, lambda) else {
-            return false;
-        };
         let tf = t as f64;
         let len = self.values.len();
-        let mt = TailMoments::of(&tilted, delta);
-        let conv =
-            self_convolve_window(&tilted, t, self.bottom, self.tilted_window(&mt, &tilted, t));
+        let conv = self_convolve_window(&tilt.law, t, self.bottom, tilt.window);
         if conv.lattice.is_some() {
             // A law on a sub-lattice wraps with another period: keep the plain entries.
             return false;
         }
         let wrapped: Vec<f64> = (0..len.div_ceil(CAP_BLOCK))
-            .map(|b| self.wrapped_onto(b, &mt, &tilted, t, conv.period))
+            .map(|b| self.wrapped_onto(b, &tilt.moments, &tilt.law, t, conv.period))
             .collect();
         let estimate = Estimate {
-            lambda,
-            log_scale: tf * log_normalizer,
+            lambda: tilt.lambda,
+            log_scale: tf * tilt.log_normalizer,
             roundoff: conv.entry_bound,
             wrapped,
             steps: tf,
@@ -861,7 +858,7 @@ impl Power {
     /// predicted to err least (round-off guessed as the plain power's, wrapped mass by
     /// Chernoff bounds: the saddle point itself may fold its heavy tilted tail onto the
     /// window). `None` when no candidate is predicted to beat the current estimate.
-    fn gap_tilt(&self, q: &[f64], t: u64, target: u64, delta: f64) -> Option<f64> {
+    fn gap_tilt(&self, q: &[f64], t: u64, target: u64, delta: f64) -> Option<Tilt> {
         let tf = t as f64;
         let saddle = saddle_tilt(q, target as f64 / tf)?;
         let i = (target - self.bottom) as usize;
@@ -871,20 +868,48 @@ impl Power {
         let plain = &self.estimates[0];
         (0..=8)
             .filter_map(|k| {
-                let lambda = saddle * 0.5f64.powi(k);
-                let (tilted, log_normalizer) = tilt(q, lambda)?;
-                let mt = TailMoments::of(&tilted, delta);
-                let window = self.tilted_window(&mt, &tilted, t);
-                let period = self_convolution_period(window, tilted.len()) as u64;
-                let wrapped = self.wrapped_onto(block, &mt, &tilted, t, period);
-                let factor = (tf * log_normalizer - lambda * target as f64).exp();
+                let tilt = self.prepare_tilt(q, t, saddle * 0.5f64.powi(k), delta)?;
+                let period = self_convolution_period(tilt.window, tilt.law.len()) as u64;
+                let wrapped = self.wrapped_onto(block, &tilt.moments, &tilt.law, t, period);
+                let factor = (tf * tilt.log_normalizer - tilt.lambda * target as f64).exp();
                 let predicted = (plain.roundoff + wrapped) * factor;
-                predicted.is_finite().then_some((predicted, lambda))
+                predicted.is_finite().then_some((predicted, tilt))
             })
             .min_by(|a, b| a.0.total_cmp(&b.0))
-            .filter(|&(predicted, _)| predicted < now)
-            .map(|(_, lambda)| lambda)
+            .filter(|(predicted, _)| *predicted < now)
+            .map(|(_, tilt)| tilt)
     }
+
+    /// The law `q` tilted by `e^{λj}` with what [`Power::refine`] needs of it; `None` for a
+    /// λ that is 0 or not finite, or whose normalizer is not finite.
+    fn prepare_tilt(&self, q: &[f64], t: u64, lambda: f64, delta: f64) -> Option<Tilt> {
+        if !(lambda.is_finite() && lambda != 0.0) {
+            return None;
+        }
+        let (law, log_normalizer) = tilt(q, lambda)?;
+        let moments = TailMoments::of(&law, delta);
+        let window = self.tilted_window(&moments, &law, t);
+        Some(Tilt {
+            lambda,
+            law,
+            log_normalizer,
+            moments,
+            window,
+        })
+    }
+}
+
+/// One law tilted by `e^{λj}`, ready for [`Power::refine`].
+struct Tilt {
+    lambda: f64,
+    /// The tilted, normalized law.
+    law: Vec<f64>,
+    /// `ln Σ qⱼe^{λj}`.
+    log_normalizer: f64,
+    /// Chernoff bounds of the tilted law.
+    moments: TailMoments,
+    /// Length of the window its power is computed over ([`Power::tilted_window`]).
+    window: usize,
 }
 
 /// The law `q` tilted by `e^{λj}` and normalized, with `ln Σ qⱼe^{λj}`; `None` if that
