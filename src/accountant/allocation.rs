@@ -37,7 +37,10 @@
 //! the top, charged at every ε, and ADD's δ stays above about 1e-12 at any ε. Three such
 //! epochs at δ 1e-12 fall back to the Gaussian without amplification: [2.6315, 12.4338]
 //! (3e-12: [2.5591, 2.6001]). Tilting the split's compositions gave [2.6327, 3.9000] at
-//! 1e-12 but loosened 3e-12 to 2.6271, and is not taken.
+//! 1e-12 but loosened 3e-12 to 2.6271, and is not taken. Beside other events the upper end
+//! is then the smallest of the closed forms and the RDP conversion (taken because the grid's
+//! own upper end is lost): with 300 Poisson-sampled steps, σ 1, q 0.01, [3.6654, 13.0457]
+//! (RDP) where the Gaussian without amplification of every step gave 272.875.
 
 use super::*;
 use crate::discretize::random_allocation::{epoch_lower_several, epoch_pld, StepStatistic};

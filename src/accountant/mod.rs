@@ -141,7 +141,9 @@ fn roundoff_may_matter(roundoff_mass: f64, target_delta_width: f64) -> bool {
 
 /// Whether the grid could not answer an ε(δ) query for lack of range: its bracket misses the
 /// tolerance with an upper end past the loss range ([`LOSS_LIMIT`], or infinite), the
-/// composed loss lying beyond what the grid holds. Only there is the RDP conversion taken for
+/// composed loss lying beyond what the grid holds. Judged on the grid's own bracket, before a
+/// closed form replaces its upper end (a finite closed form can still be far looser than
+/// RDP). Only there is the RDP conversion taken for
 /// a composition without guarantee events: elsewhere the grid's upper end is the tighter, and
 /// the divergences there are large, far from the tiny ones (σ of 1e8) whose RDP curves lose
 /// their last digits to cancellation.
@@ -552,6 +554,11 @@ impl Accountant {
             settings.tolerance_met = merged.width() <= settings.target_width;
             epsilon = merged;
         }
+        // Judged on the grid's own bracket: a closed-form upper end taken below may be finite
+        // and still far looser than the RDP conversion (a Poisson-sampled Gaussian beside
+        // random allocation of 1 < k < t steps at δ 1e-12: the Gaussian without amplification
+        // of every step gave 272.9, RDP 13.0).
+        let grid_past_the_range = past_the_range(&epsilon, &settings);
         if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
             let closed_form = analytic_gaussian::epsilon_upper_for_delta(mu_hi, delta);
             take_closed_form_upper(
@@ -574,7 +581,7 @@ impl Accountant {
         }
         // RDP: always beside guarantee events, otherwise only where the answer lies past the
         // grid's range (see `past_the_range`).
-        let rdp = (self.plan.mixed_rdp.is_some() || past_the_range(&epsilon, &settings))
+        let rdp = (self.plan.mixed_rdp.is_some() || grid_past_the_range)
             .then(|| self.plan.rdp_fallback())
             .flatten();
         if let Some(curve) = rdp {
@@ -756,6 +763,9 @@ impl Accountant {
                 }
                 continue;
             }
+            // Judged on the grid's own bracket, before any closed form (see
+            // `epsilon_for_delta`).
+            let grid_past_the_range = past_the_range_delta(&delta, &settings);
             if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
                 let closed_form = analytic_gaussian::delta_for_epsilon(mu_hi, epsilon).upper;
                 take_closed_form_upper(
@@ -778,7 +788,7 @@ impl Accountant {
             }
             // RDP: always beside guarantee events, otherwise only where the answer lies past
             // the grid's range (see `past_the_range_delta`).
-            let rdp = (self.plan.mixed_rdp.is_some() || past_the_range_delta(&delta, &settings))
+            let rdp = (self.plan.mixed_rdp.is_some() || grid_past_the_range)
                 .then(|| self.plan.rdp_fallback())
                 .flatten();
             if let Some(curve) = rdp {
