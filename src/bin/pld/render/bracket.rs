@@ -133,12 +133,31 @@ pub fn tolerance(s: &Settings) -> String {
     }
 }
 
-/// How the bracket was computed, in a few words.
+/// How the bracket was computed, in a few words (and where the upper end came from, when
+/// not from the same computation).
 pub fn method(s: &Settings) -> String {
-    match s.grid_step {
+    let method = match s.grid_step {
         Some(h) => format!("PLD, grid step {h:.3e}"),
         None if s.method == "closed_form" => "closed forms (no grid)".to_string(),
         None => "exact Gaussian (closed form)".to_string(),
+    };
+    match s.upper_method.as_deref() {
+        Some(upper) if s.grid_step.is_some() => {
+            format!("{method}; upper: {}", upper_method_name(upper))
+        }
+        _ => method,
+    }
+}
+
+/// A readable name of a settings' `upper_method`.
+fn upper_method_name(upper_method: &str) -> &str {
+    match upper_method {
+        "analytic_gaussian" => "exact Gaussian (closed form)",
+        "rdp_conversion" => "RDP conversion",
+        "zcdp_conversion" => "zCDP conversion",
+        "optimal_composition" => "optimal composition (Kairouz, Oh & Viswanath)",
+        "bounded_range_adaptive" => "optimal adaptive composition (bounded range)",
+        other => other,
     }
 }
 
@@ -173,8 +192,7 @@ fn settings(s: &Settings) -> String {
         None => "exact Gaussian (closed form)".to_string(),
     };
     let method = match s.upper_method.as_deref() {
-        Some("analytic_gaussian") => format!("{method}; upper bound: exact Gaussian (closed form)"),
-        Some(other) => format!("{method}; upper bound: {other}"),
+        Some(upper) => format!("{method}; upper bound: {}", upper_method_name(upper)),
         None => method,
     };
     let method = match s.lower_method.as_deref() {
