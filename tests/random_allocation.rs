@@ -320,7 +320,8 @@ fn allocations_beside_other_mechanisms_reach_the_grid() {
 }
 
 /// Where the grid's upper end is lost (random allocation of 1 < k < t steps below δ ≈ 1e-12,
-/// see the allocation docs), the answer is never looser than the RDP conversion. RDP used
+/// see the allocation docs), the answer is never looser than the RDP conversion, in either
+/// query. RDP used
 /// to be consulted only when the bracket's upper end lay past the grid's range *after* the
 /// closed-form Gaussian without amplification had replaced it: beside 300 Poisson-sampled
 /// Gaussian steps that closed form is finite (272.9 at δ 1e-12) and RDP (13.0) was skipped.
@@ -347,5 +348,13 @@ fn a_lost_grid_upper_end_is_never_looser_than_rdp() {
         // (μ² = 300 + 6/1.5², about 273 nats at 1e-12).
         assert!(rdp < 20.0, "δ {delta:e}: RDP {rdp}");
         assert!(e.lower <= e.upper && e.lower > 3.0, "δ {delta:e}: {e}");
+        // δ(ε) likewise: RDP says the release is (ε_RDP, δ)-DP, so δ's upper end there is at
+        // most δ. (The grid's own stays at its round-off floor, 1.1e-12 from ε 8 to 20.)
+        let at = rdp * (1.0 + 1e-9);
+        let d = accountant.delta_for_epsilon(at).unwrap().delta;
+        assert!(
+            d.upper <= delta && d.lower <= d.upper,
+            "δ at ε {at}: {d}, RDP's δ {delta:e}"
+        );
     }
 }

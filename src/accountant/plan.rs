@@ -103,6 +103,9 @@ pub(super) const FIRST_GRID_POINTS: usize = 1 << 16;
 /// 0.90, 0.92, 0.98 and 0.93 of their time (fewer CDF evaluations in the far tails).
 pub(super) const TAIL_MERGE_SHARE: f64 = 1e-5;
 
+/// Most events listed for which [`Plan::rdp_is_cheap`].
+const RDP_CHEAP_EVENTS: usize = 100;
+
 /// Largest lattice refinement tried when aligning the grid to several lattices.
 pub(super) const MAX_LATTICE_DIVISOR: u32 = 1000;
 
@@ -819,6 +822,12 @@ impl Plan {
             }
         }
         lattice
+    }
+
+    /// Whether the RDP curve of the whole composition is cheap to compute (at most
+    /// [`RDP_CHEAP_EVENTS`] events listed: each takes about 2 ms, 10,000 took 18 s).
+    pub(super) fn rdp_is_cheap(&self) -> bool {
+        self.spec.events.len() <= RDP_CHEAP_EVENTS
     }
 
     /// Whether a grid of this step stays within the size limits (rough, per mechanism): twice
