@@ -103,6 +103,10 @@ pub(super) const FIRST_GRID_POINTS: usize = 1 << 16;
 /// 0.90, 0.92, 0.98 and 0.93 of their time (fewer CDF evaluations in the far tails).
 pub(super) const TAIL_MERGE_SHARE: f64 = 1e-5;
 
+/// Nats added to every event's loss range in the first grid's size and memory estimates
+/// (see [`Plan::widest_loss_width`], [`Plan::memory_estimate`]).
+const WIDTH_SLACK: f64 = 1.0;
+
 /// Most events listed for which [`Plan::rdp_is_cheap`].
 const RDP_CHEAP_EVENTS: usize = 100;
 
@@ -846,7 +850,6 @@ impl Plan {
     /// every group's PMF as wide as its single event's rough loss range, [`CONCURRENT_TASKS`]
     /// tasks at once (see [`super::task_bytes`]).
     pub(super) fn memory_estimate(&self, step: f64, tilts: usize) -> f64 {
-        let gaussian_width = |mu: f64| mu * mu / 2.0 + 20.0 * mu + 1.0;
         // No grid holds losses beyond ±LOSS_LIMIT.
         let points = |width: f64| {
             (width.min(2.0 * crate::pmf::grid_pmf::LOSS_LIMIT + 1.0) / step)
@@ -856,8 +859,11 @@ impl Plan {
         let widths: Vec<usize> = self
             .groups
             .iter()
-            .map(|g| points(g.component.loss_width(gaussian_width, 1.0)))
-            .chain(self.gaussian_mu.map(|mu| points(gaussian_width(mu))))
+            .map(|g| points(g.component.loss_width(WIDTH_SLACK)))
+            .chain(
+                self.gaussian_mu
+                    .map(|mu| points(gaussian_range(mu) + WIDTH_SLACK)),
+            )
             .collect();
         let longest = widths.iter().copied().max().unwrap_or(0);
         // Distinct events are multiplied in chunks of bounded size (see `Accountant::composed`).
@@ -868,29 +874,27 @@ impl Plan {
         CONCURRENT_TASKS as f64 * super::task_bytes(held, longest, tilts)
     }
 
-    /// A rough width (nats) of the widest single event's loss range, plus one nat: the
-    /// first grid's size (see [`Plan::initial_step`]).
-    fn widest_loss_width(&self) -> f64 {
-        let gaussian_width = |mu: f64| mu * mu / 2.0 + 20.0 * mu + 1.0;
+    /// A rough width (nats) of the widest single event's loss range, plus `slack`.
+    fn widest_loss(&self, slack: f64) -> f64 {
         self.groups
             .iter()
-            .map(|g| g.component.loss_width(gaussian_width, 1.0))
-            .chain(self.gaussian_mu.map(gaussian_width))
+            .map(|g| g.component.loss_width(slack))
+            .chain(self.gaussian_mu.map(|mu| gaussian_range(mu) + slack))
             .fold(0.0, f64::max)
     }
 
-    /// The widest single event's loss range (nats), without the nat of slack of
-    /// [`Plan::widest_loss_width`]: what a single PMF spans. With that nat, the finest step
-    /// that fits was 4.8e-7 nats for every event, however narrow its losses: Poisson-sampled
-    /// Laplace noise with losses within ±4.3e-6 nats, whose heavy atoms need a step of
-    /// 1.5e-7 (see [`Plan::aligned_step`]), could not get it.
+    /// [`Plan::widest_loss`] with [`WIDTH_SLACK`]: the first grid's size (see
+    /// [`Plan::initial_step`]).
+    fn widest_loss_width(&self) -> f64 {
+        self.widest_loss(WIDTH_SLACK)
+    }
+
+    /// [`Plan::widest_loss`] without slack: what a single PMF spans. With the slack, the
+    /// finest step that fits was 4.8e-7 nats for every event, however narrow its losses:
+    /// Poisson-sampled Laplace noise with losses within ±4.3e-6 nats, whose heavy atoms need
+    /// a step of 1.5e-7 (see [`Plan::aligned_step`]), could not get it.
     fn widest_loss_range(&self) -> f64 {
-        let gaussian_range = |mu: f64| mu * mu / 2.0 + 20.0 * mu;
-        self.groups
-            .iter()
-            .map(|g| g.component.loss_width(gaussian_range, 0.0))
-            .chain(self.gaussian_mu.map(gaussian_range))
-            .fold(0.0, f64::max)
+        self.widest_loss(0.0)
     }
 }
 
@@ -1426,8 +1430,9 @@ impl Component {
     }
 
     /// A rough width (nats) of the single-event loss range plus `slack`, for grid-size
-    /// estimates (`gaussian_width` of a Gaussian's μ includes its own slack).
-    pub(super) fn loss_width(&self, gaussian_width: impl Fn(f64) -> f64, slack: f64) -> f64 {
+    /// estimates.
+    pub(super) fn loss_width(&self, slack: f64) -> f64 {
+        let gaussian_width = |mu: f64| gaussian_range(mu) + slack;
         match self {
             Component::SubsampledGaussian(m) => gaussian_width(m.base().mu()),
             Component::Mixture(m) => truncated_width(m) + slack,
@@ -1452,6 +1457,12 @@ impl Component {
             Component::Guarantee(pair) => atoms_range(&pair.upper) + slack,
         }
     }
+}
+
+/// The rough loss range (nats) of a Gaussian pair with shift μ (in units of σ): ±10σ of
+/// its loss, whose mean is μ²/2.
+fn gaussian_range(mu: f64) -> f64 {
+    mu * mu / 2.0 + 20.0 * mu
 }
 
 /// The loss range of finite atoms (nats).
