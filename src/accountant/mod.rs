@@ -126,6 +126,15 @@ const TAIL_TILTS: usize = 3;
 /// tilt as with three, in two thirds of the time); far tails need [`TAIL_TILTS`].
 const ROUND_OFF_TILTS: usize = 1;
 
+/// Smallest share of a bracket's own width (in δ, as the target's share is measured) that
+/// the round-off charged where the answer was read must reach for a refinement that did not
+/// narrow the bracket to be put down to round-off (see [`Accountant::refine`]). The δ–ε
+/// conversion assumes |dδ/dε| ≥ δ, which holds in the usual case; 1e-4 leaves four orders of
+/// magnitude for where it does not. Two epochs of 2-out-of-5 allocation at σ 0.81 beside 609
+/// Poisson-sampled steps: round-off 4.5e-5 of the width (a lower bound loose by nature), so
+/// no retry; it had doubled the query's 22 s.
+const ROUND_OFF_WIDTH_SHARE: f64 = 1e-4;
+
 /// Whether FFT round-off may be what keeps a bracket wide: the δ a composed PMF's
 /// allowances charge where the answer was read ([`GridPmf::charged_at`]) is at least a tenth
 /// of the target width, in δ (`target_delta_width`). Below that, tilted powers (which only shrink the
@@ -1817,13 +1826,18 @@ impl Accountant {
             // Round-off, not the grid, keeps the bracket wide when the allowances charged
             // where the answer was read exceed the target width (in δ: no untilted grid can
             // meet it), or when a finer grid did not narrow the bracket by a tenth while they
-            // are at least 1e-3 of it: finer grids would only cost more (each about three
-            // times the last), so stop here and let the caller retry with tilted powers.
+            // are at least 1e-3 of it and at least ROUND_OFF_WIDTH_SHARE of the bracket's
+            // own width: finer grids would only cost more (each about three times the last),
+            // so stop here and let the caller retry with tilted powers. (A bracket far wider
+            // than its round-off, e.g. one whose lower bound is loose by nature, is not held
+            // by round-off: the retry would repeat the whole refinement for nothing.)
             let share = round_off_share(roundoff_mass, wanted);
+            let width_share = round_off_share(roundoff_mass, width);
             let not_narrowing = previous_width.is_some_and(|w| width > 0.9 * w);
-            let stalled = tilts == 0
-                && !met
-                && (share.is_nan() || share >= 1.0 || (not_narrowing && share >= 1e-3));
+            let round_off_stall = not_narrowing
+                && share >= 1e-3
+                && (width_share.is_nan() || width_share >= ROUND_OFF_WIDTH_SHARE);
+            let stalled = tilts == 0 && !met && (share.is_nan() || share >= 1.0 || round_off_stall);
             // Finer grids that did not narrow the bracket by a tenth: the width is not the
             // grid's (a lower bound that is loose by nature, e.g. shuffling, or a floor of the
             // tails), and finer grids would only cost more. Once is enough when the plan has
