@@ -43,7 +43,9 @@
 //! (RDP) where the Gaussian without amplification of every step gave 272.875.
 
 use super::*;
-use crate::discretize::random_allocation::{epoch_lower_several, epoch_pld, StepStatistic};
+use crate::discretize::random_allocation::{
+    epoch_lower_several_statistics, epoch_pld, StepStatistic,
+};
 
 /// One epoch of random allocation of Gaussian steps (`t` steps, `k` participations, k < t).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -152,9 +154,12 @@ impl Allocation {
         };
         let mut best: Option<(f64, PrivacyLossDistribution)> = None;
         let mut failure = None;
-        for share in SEVERAL_RATE_SHARES {
-            let statistic = StepStatistic::LogMixture(share * base);
-            match epoch_lower_several(&self.gaussian, t, k, statistic, step, tail_mass) {
+        let statistics = SEVERAL_RATE_SHARES.map(|share| StepStatistic::LogMixture(share * base));
+        // (The lattice and its landed cells, most of the cost, are built once for all rates.)
+        let results =
+            epoch_lower_several_statistics(&self.gaussian, t, k, &statistics, step, tail_mass)?;
+        for result in results {
+            match result {
                 Ok(pld) => {
                     let value = score(&pld);
                     if best.as_ref().is_none_or(|(b, _)| value > *b) {
