@@ -188,16 +188,20 @@ impl PrivacyLossDistribution {
         bound: Bound,
     ) -> Result<Self> {
         check_step(step)?;
-        let round = |atoms: &LossAtoms| match bound {
-            Bound::Upper => atoms.upper_pmf(step),
-            Bound::Lower => atoms.lower_pmf(step),
+        let (remove, add) = match (bound, symmetry) {
+            (Bound::Upper, Symmetry::Symmetric) => (atoms.upper_pmf(step)?, None),
+            (Bound::Upper, Symmetry::Asymmetric) => {
+                (atoms.upper_pmf(step)?, Some(atoms.swapped_upper_pmf(step)?))
+            }
+            (Bound::Lower, Symmetry::Symmetric) => (atoms.lower_pmf(step)?, None),
+            (Bound::Lower, Symmetry::Asymmetric) => (
+                atoms.lower_pmf(step)?,
+                Some(atoms.swapped().lower_pmf(step)?),
+            ),
         };
         Ok(PrivacyLossDistribution {
-            remove: round(atoms)?,
-            add: AddDirection::from_option(match symmetry {
-                Symmetry::Symmetric => None,
-                Symmetry::Asymmetric => Some(round(&atoms.swapped())?),
-            }),
+            remove,
+            add: AddDirection::from_option(add),
         })
     }
 
