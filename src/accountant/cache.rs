@@ -66,10 +66,17 @@ struct Power {
 
 /// Discretized single events and their latest self-compositions, shared by the threads of
 /// one evaluation.
-#[derive(Default)]
 pub(super) struct PldCache {
     singles: Mutex<Vec<Single>>,
     powers: Mutex<Vec<Power>>,
+    /// Most single-event discretizations kept.
+    max_singles: usize,
+}
+
+impl Default for PldCache {
+    fn default() -> Self {
+        PldCache::keeping(MAX_SINGLES)
+    }
 }
 
 impl std::fmt::Debug for PldCache {
@@ -84,6 +91,16 @@ impl std::fmt::Debug for PldCache {
 }
 
 impl PldCache {
+    /// An empty cache keeping at most `max_singles` single-event discretizations (and
+    /// [`MAX_POWERS`] self-compositions).
+    pub(super) fn keeping(max_singles: usize) -> Self {
+        PldCache {
+            singles: Mutex::new(Vec::new()),
+            powers: Mutex::new(Vec::new()),
+            max_singles,
+        }
+    }
+
     /// The single-event PLD of `source` on `grid`, computed by `make` on a miss.
     pub(super) fn single<E>(
         &self,
@@ -103,7 +120,7 @@ impl PldCache {
         let pld = Arc::new(make()?);
         if let Ok(mut singles) = self.singles.lock() {
             if !singles.iter().any(|s| s.grid == grid && s.source == source) {
-                if singles.len() >= MAX_SINGLES {
+                if singles.len() >= self.max_singles.max(1) {
                     singles.remove(0);
                 }
                 singles.push(Single {

@@ -242,6 +242,10 @@ struct Grid {
     reaching: bool,
 }
 
+/// Most discretizations of costly events an accountant without a cache keeps (see
+/// [`Accountant::group_single`]): both bounds of a few events on the grid being evaluated.
+const COSTLY_SINGLES: usize = 8;
+
 /// Coarsest grid step (nats) of the lower-bound chain: a fixed grid step h also reads the
 /// lower bound from the grids 2h, 4h, … up to this step (see [`coarser_steps`]).
 const COARSEST_CHAIN_STEP: f64 = 1.0;
@@ -434,6 +438,10 @@ pub struct Accountant {
     options: AccountantOptions,
     /// Discretizations kept between accountants (a [`Ledger`]'s); `None` computes afresh.
     cache: Option<Arc<PldCache>>,
+    /// Without `cache`: the last few discretizations of events that cost far more to
+    /// discretize than to hold (see [`Component::costly_to_discretize`]), which a query
+    /// otherwise builds again for each direction and each round of an evaluation.
+    costly_singles: Arc<PldCache>,
     /// First grid step of the refinement instead of [`Plan::initial_step`] (a [`Ledger`]
     /// starts from the step its previous query ended at).
     start_step: Option<f64>,
@@ -453,6 +461,7 @@ impl Accountant {
             plan: Plan::from_spec(spec)?,
             options,
             cache: None,
+            costly_singles: Arc::new(PldCache::keeping(COSTLY_SINGLES)),
             start_step: None,
         })
     }
@@ -1053,6 +1062,10 @@ impl Accountant {
         let make = || component.pld(bound, step, tail_mass, merge_budget);
         match &self.cache {
             Some(cache) => cache.single(Source::Group(component.clone()), key, make),
+            None if component.costly_to_discretize() => {
+                self.costly_singles
+                    .single(Source::Group(component.clone()), key, make)
+            }
             None => make().map(Arc::new),
         }
     }

@@ -1363,6 +1363,14 @@ impl Component {
         }
     }
 
+    /// Whether discretizing the event costs far more than holding its PLD: an epoch of
+    /// random allocation or shuffling builds a lattice of up to millions of points (seconds
+    /// at σ < 1) for a PMF on the loss grid. Such PLDs are kept by the accountant (see
+    /// [`super::Accountant::group_single`]).
+    pub(super) fn costly_to_discretize(&self) -> bool {
+        matches!(self, Component::RandomAllocation(_) | Component::Shuffle(_))
+    }
+
     /// The single-event PLD in one bound.
     ///
     /// `merge_budget`: the δ the discretization of a continuous mechanism may add by merging
