@@ -503,7 +503,7 @@ fn check_index_range(step: f64) -> Result<()> {
 /// place, in the same order as a list of placed pairs would add them. (That list was 32
 /// bytes per atom: for an epoch of random allocation hundreds of MB, allocated, zeroed by
 /// the kernel and dropped on every grid.)
-fn connect_the_dots<I: Iterator<Item = (f64, f64)>>(
+pub(crate) fn connect_the_dots<I: Iterator<Item = (f64, f64)>>(
     step: f64,
     atoms: impl Fn() -> I,
     (lowest, bottom_tail): (Option<f64>, f64),

@@ -143,7 +143,7 @@
 //! [7.6580, 7.6586]).
 
 use crate::bound::Bound;
-use crate::discretize::loss_atoms::{LossAtom, LossAtoms};
+use crate::discretize::loss_atoms::{connect_the_dots, LossAtom, LossAtoms};
 use crate::discretize::lumped_atoms::{landing_tolerance, Lander};
 use crate::error::{Error, Result};
 use crate::mechanism::MonotonePrivacyLoss;
@@ -976,34 +976,73 @@ fn upper<M: MonotonePrivacyLoss>(
         Some(split) => split_upper_law(&q, split, lattice, tail_mass)?,
         None => plain_upper_law(&q, lattice, tail_mass)?,
     };
-    let mut atoms = Vec::with_capacity(law.q.len());
     let mut q_neg_infinity = some_beyond(q_cut, q_cut, t - 1.0) + law.q_neg_infinity;
+    // The atoms (s/t's loss ln(s/t), P-mass (s/t)·Q(s), Q-mass Q(s)) of the sums s > 0 with
+    // mass, in increasing order of s, as index and masses; S′ = 0 goes to −∞.
+    let mut zero_atom = None;
+    let mut underflowed = Vec::new();
     for (i, &q_mass) in law.q.iter().enumerate() {
-        let s = (law.bottom + i as u64) as f64 * delta;
         if q_mass <= 0.0 {
             continue;
         }
+        let s = (law.bottom + i as u64) as f64 * delta;
         if s == 0.0 {
-            // S′ = 0 only when every step is at 0: exactly q₀^t for the computed law, far
-            // below the transform's round-off when q₀ is not near 1 (σ 0.686, 102 steps:
-            // 1e-26 against 1.2e-14, which put ADD's δ at 1.2e-14 for every ε).
-            q_neg_infinity += q_mass.min(all_at_zero(q[0], t));
-            continue;
+            zero_atom = Some(i);
+        } else if s / t * q_mass <= 0.0 {
+            underflowed.push(q_mass);
         }
-        let ratio = s / t;
-        atoms.push(LossAtom {
-            loss: ratio.ln(),
-            p: ratio * q_mass,
-            q: q_mass,
-        });
     }
+    if let Some(i) = zero_atom {
+        // S′ = 0 only when every step is at 0: exactly q₀^t for the computed law, far
+        // below the transform's round-off when q₀ is not near 1 (σ 0.686, 102 steps:
+        // 1e-26 against 1.2e-14, which put ADD's δ at 1.2e-14 for every ε).
+        q_neg_infinity += law.q[i].min(all_at_zero(q[0], t));
+    }
+    // An atom whose P-mass underflows to 0 is Q-mass at −∞ (as `LossAtoms::from_atoms`
+    // takes it).
+    let q_neg_infinity =
+        q_neg_infinity + crate::numeric::summation::neumaier_sum(underflowed.iter().copied());
     let p_infinity = some_beyond(p_cut, q_cut, t - 1.0) + law.p_infinity;
-    let atoms = LossAtoms::from_atoms(atoms, p_infinity, q_neg_infinity);
+    let atom = |i: usize| -> Option<(f64, f64, f64)> {
+        let q_mass = law.q[i];
+        let s = (law.bottom + i as u64) as f64 * delta;
+        let ratio = s / t;
+        let p_mass = ratio * q_mass;
+        (q_mass > 0.0 && s != 0.0 && p_mass > 0.0).then(|| (ratio.ln(), p_mass, q_mass))
+    };
+    // Both directions' pessimistic PMFs straight from the law, as
+    // `LossAtoms::from_atoms(atoms, p_infinity, q_neg_infinity)` and its `upper_pmf` and
+    // `swapped_upper_pmf` would give them (the same bits) without the 24 bytes per atom of
+    // listing them (up to 8M atoms an epoch).
+    let remove_atoms = || {
+        (0..law.q.len())
+            .filter_map(atom)
+            .map(|(loss, p, _)| (loss, p))
+    };
+    let add_atoms = || {
+        (0..law.q.len())
+            .rev()
+            .filter_map(atom)
+            .map(|(loss, _, q)| (-loss, q))
+    };
+    let lowest = |atoms: &mut dyn Iterator<Item = (f64, f64)>| atoms.next().map(|(l, _)| l);
     // The round-off allowances put the total a little above 1: more mass at the same losses
     // never lowers a δ, of this epoch or of any composition (every δ is a sum of masses
     // times non-negative weights); self-composition stops the compounding where it would
     // overflow (`GridPmf::self_compose_tilted`).
-    PrivacyLossDistribution::from_atoms(&atoms, Symmetry::Asymmetric, grid_step, Bound::Upper)
+    let remove = connect_the_dots(
+        grid_step,
+        remove_atoms,
+        (lowest(&mut remove_atoms()), 0.0),
+        p_infinity,
+    )?;
+    let add = connect_the_dots(
+        grid_step,
+        add_atoms,
+        (lowest(&mut add_atoms()), 0.0),
+        q_neg_infinity,
+    )?;
+    PrivacyLossDistribution::from_pmfs(remove, Some(add))
 }
 
 /// An upper bound on `q₀^t`, the chance that all t steps are at lattice point 0: computed as
