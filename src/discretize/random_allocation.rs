@@ -378,23 +378,27 @@ struct Landed {
 /// of the CDF tails it is a difference of, next to a tiny mass) is left out: leaving
 /// outcomes out of a post-processing is safe for a lower bound.
 ///
-/// Each cell's merged loss lands within the [`landing_tolerance`] of the coarser of the grid
-/// and the grid the lattice is matched to ([`Lattice::matched_step`]); the tolerance goes
-/// into η. A cut-limited lattice (Δ fixed by [`MAX_LATTICE_POINTS`]) resolves no finer
-/// grid, so landing it within a finer grid's tolerance bought nothing and cost up to 15×:
-/// two epochs of 2-out-of-5 allocation at σ 0.81 (Δ ≈ 0.0099, matched step 0.0089) spent
-/// 4.3 s landing at grid step 6e-5 (tolerance 3.6e-12 nats), 0.28 s at 7.9e-8, and the
-/// lower end of ε(1e-5) did not move (9.099127 against 9.099130 on the refinement the
-/// change of path takes).
+/// Each cell's merged loss lands within the [`landing_tolerance`] of the grid the lattice
+/// is matched to ([`Lattice::matched_step`]), capped at a thousandth of the grid step h (the
+/// tolerance of the step √h) and never tighter than the grid's own; the tolerance goes into
+/// η, which lowers ADD's losses by about η nats. A cut-limited lattice (Δ fixed by
+/// [`MAX_LATTICE_POINTS`]) resolves no finer grid, so landing it within a finer grid's
+/// tolerance bought nothing and cost up to 15×: two epochs of 2-out-of-5 allocation at
+/// σ 0.81 (Δ ≈ 0.0099, matched step 0.0089) spent 4.3 s landing at grid step 6e-5
+/// (tolerance 3.6e-12 nats), 0.28 s at 7.9e-8, and the lower end of ε(1e-5) did not move
+/// (9.099127 against 9.099130 on the refinement the change of path takes). The cap matters
+/// for lattices coarsened to `LOWER_COARSEST_SPACING` (σ 0.5, t 2: matched step 0.35,
+/// tolerance 1.2e-4 nats, which lowered ε(1e-5)'s lower end by 9e-5 at grid step 0.02).
 fn landed<M: MonotonePrivacyLoss>(
     m: &M,
     lattice: &Lattice,
     grid_step: f64,
     tail_mass: f64,
 ) -> Landed {
-    // Cells land within the tolerance of the grid the lattice resolves, or of the grid
-    // itself when that is coarser (see `Lattice::matched_step`).
-    let landing_step = lattice.matched_step().max(grid_step);
+    // Cells land within the tolerance of the grid the lattice resolves (see
+    // `Lattice::matched_step`), but never a looser one than a thousandth of the grid step
+    // (the tolerance of the step √h), nor a tighter one than the grid's own.
+    let landing_step = lattice.matched_step().min(grid_step.sqrt()).max(grid_step);
     let n = lattice.points;
     let u = f64::EPSILON;
     let (_, x_hi) = m.truncation_points(tail_mass / (8.0 * lattice.steps as f64));
