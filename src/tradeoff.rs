@@ -138,6 +138,12 @@ pub fn validate_alphas(alphas: &[f64]) -> Result<()> {
     Ok(())
 }
 
+/// The δ of the reference ε the profile is read past (see [`tradeoff`]).
+const REFERENCE_DELTA: f64 = 1e-12;
+
+/// How far past the reference ε the profile is read (nats).
+const REFERENCE_MARGIN: f64 = 10.0;
+
 /// The certified trade-off curve of the accountant's composition at each α of `alphas`.
 ///
 /// See the module documentation for the formula and why each end is a bound.
@@ -158,19 +164,24 @@ pub fn tradeoff(accountant: &Accountant, alphas: &[f64]) -> Result<Tradeoff> {
         .fold(1.0, f64::min);
     // Where the reference ε is large, read the profile past it; past ln(1/α) the first term
     // is ≤ 0 for every α, and e^{−40} < 1e-17 makes the second negligible.
-    let reference = accountant
-        .epsilon_for_delta(1e-12)
-        .map(|a| a.epsilon.upper)
-        .unwrap_or(0.0);
+    let floor = (-smallest.ln() + 1.0).max(40.0);
+    // The reference is an upper bound on ε(1e-12). RDP's (no grid, a millisecond) settles
+    // it when it leaves the range at its floor; otherwise the PLD's: a random-allocation
+    // epoch's ε(1e-12) took 7 of a 23 s trade-off curve, only to leave the range at 40.
+    // (A range cut short only lowers β's lower end: the curve stays guaranteed.)
+    let reference = match accountant.rdp_epsilon_upper(REFERENCE_DELTA) {
+        Some(rdp) if rdp + REFERENCE_MARGIN <= floor => rdp,
+        _ => accountant
+            .epsilon_for_delta(REFERENCE_DELTA)
+            .map(|a| a.epsilon.upper)
+            .unwrap_or(0.0),
+    };
     let reference = if reference.is_finite() {
         reference
     } else {
         0.0
     };
-    let epsilon_max = (-smallest.ln() + 1.0)
-        .max(40.0)
-        .max(reference + 10.0)
-        .min(700.0);
+    let epsilon_max = floor.max(reference + REFERENCE_MARGIN).min(700.0);
     let spacing = EPSILON_SPACING.max(epsilon_max / (MAX_PROFILE_POINTS - 1) as f64);
     let count = (epsilon_max / spacing).ceil() as usize + 1;
     let epsilons: Vec<f64> = (0..count).map(|j| j as f64 * spacing).collect();

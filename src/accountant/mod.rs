@@ -474,6 +474,18 @@ impl Accountant {
         self
     }
 
+    /// The RDP accountant's upper bound on ε(δ) for the whole composition (no grid: about a
+    /// millisecond); `None` when some event has no RDP curve or the bound is not finite.
+    ///
+    /// # Guarantee
+    /// Upper bound (the RDP conversion of [`crate::analytic::rdp`]).
+    pub(crate) fn rdp_epsilon_upper(&self, delta: f64) -> Option<f64> {
+        self.plan
+            .rdp_fallback()
+            .map(|curve| curve.epsilon(delta).epsilon)
+            .filter(|epsilon| epsilon.is_finite())
+    }
+
     /// Guaranteed bracket on ε(δ): the smallest ε such that the composition is (ε, δ)-DP.
     ///
     /// # Errors
