@@ -499,39 +499,59 @@ fn check_index_range(step: f64) -> Result<()> {
 /// order of loss, with the bottom tail `(lowest atom's loss, P-mass)` placed at the lowest
 /// atom (at loss 0 when there is none) and `infinity` the P-mass at +∞ so far.
 ///
-/// Two passes over the atoms: the grid's range first (cheap), then the masses added in
-/// place, in the same order as a list of placed pairs would add them. (That list was 32
-/// bytes per atom: for an epoch of random allocation hundreds of MB, allocated, zeroed by
-/// the kernel and dropped on every grid.)
+/// The masses are added in place, in the same order as a list of placed pairs would add
+/// them (that list was 32 bytes per atom: for an epoch of random allocation hundreds of MB,
+/// allocated, zeroed by the kernel and dropped on every grid). In increasing order of loss
+/// the atoms' nodes never decrease, so one pass grows the grid at its top; atoms out of
+/// order (or a grid too large) are placed by two passes instead, the range found first.
 pub(crate) fn connect_the_dots<I: Iterator<Item = (f64, f64)>>(
     step: f64,
     atoms: impl Fn() -> I,
     (lowest, bottom_tail): (Option<f64>, f64),
-    mut infinity: f64,
+    infinity: f64,
 ) -> Result<GridPmf> {
     check_index_range(step)?;
-    let denominator = (-step).exp_m1();
-    // The grid node at or below `loss` (raised by four ulps so rounding in it cannot move
-    // mass down) and the offset above it, or `None` for a loss above LOSS_LIMIT (+∞).
-    let node_of = |loss: f64| -> Option<(i64, f64)> {
-        if loss > LOSS_LIMIT {
-            return None;
-        }
-        let loss = loss.max(-LOSS_LIMIT);
-        let raised = loss + 4.0 * f64::EPSILON * loss.abs();
-        let mut node = (raised / step).floor() as i64;
-        let mut offset = raised - node as f64 * step;
-        if offset >= step {
-            node += 1;
-            offset -= step;
-        }
-        Some((node, offset.max(0.0)))
-    };
+    let rounding = Rounding::new(step);
     let tail = (bottom_tail > 0.0).then(|| (lowest.unwrap_or(0.0), bottom_tail));
-    // Every atom placed adds its node and the node above.
+    let pmf = |first: i64, probs: Vec<f64>, infinity: f64| {
+        GridPmf::from_parts(step, first, probs, infinity.min(1.0), Bound::Upper)
+    };
+    // One pass, while the nodes do not decrease.
+    let mut probs: Vec<f64> = Vec::new();
+    let mut first: Option<i64> = None;
+    let mut one_pass_infinity = infinity;
+    let mut in_order = true;
+    for (loss, p) in atoms().chain(tail) {
+        let Some((node, offset)) = rounding.node_of(loss) else {
+            one_pass_infinity += p;
+            continue;
+        };
+        let base = *first.get_or_insert(node);
+        // Indices are below 2^60 in magnitude (see `check_index_range`): no overflow.
+        let index = node - base;
+        if index < 0 || index as u64 + 2 > MAX_GRID_POINTS as u64 {
+            in_order = false;
+            break;
+        }
+        let index = index as usize;
+        if index + 2 > probs.len() {
+            probs.resize(index + 2, 0.0);
+        }
+        let up = rounding.up(p, offset);
+        probs[index] += p - up;
+        probs[index + 1] += up;
+    }
+    if in_order {
+        if first.is_none() {
+            probs = vec![0.0];
+        }
+        probs.shrink_to_fit();
+        return Ok(pmf(first.unwrap_or(0), probs, one_pass_infinity));
+    }
+    // Two passes: every atom placed adds its node and the node above.
     let (mut first, mut last) = (i64::MAX, i64::MIN);
     for (loss, _) in atoms().chain(tail) {
-        if let Some((node, _)) = node_of(loss) {
+        if let Some((node, _)) = rounding.node_of(loss) {
             first = first.min(node);
             last = last.max(node + 1);
         }
@@ -539,7 +559,6 @@ pub(crate) fn connect_the_dots<I: Iterator<Item = (f64, f64)>>(
     if first > last {
         (first, last) = (0, 0);
     }
-    // Indices are below 2^60 in magnitude (see `check_index_range`): no overflow.
     let points = (last - first + 1) as u64;
     if points > MAX_GRID_POINTS as u64 {
         return Err(Error::GridTooLarge {
@@ -549,23 +568,61 @@ pub(crate) fn connect_the_dots<I: Iterator<Item = (f64, f64)>>(
         });
     }
     let mut probs = vec![0.0; points as usize];
+    let mut infinity = infinity;
     for (loss, p) in atoms().chain(tail) {
-        let Some((node, offset)) = node_of(loss) else {
+        let Some((node, offset)) = rounding.node_of(loss) else {
             infinity += p;
             continue;
         };
-        let up = (p * (-offset).exp_m1() / denominator).clamp(0.0, p);
+        let up = rounding.up(p, offset);
         let index = (node - first) as usize;
         probs[index] += p - up;
         probs[index + 1] += up;
     }
-    Ok(GridPmf::from_parts(
-        step,
-        first,
-        probs,
-        infinity.min(1.0),
-        Bound::Upper,
-    ))
+    Ok(pmf(first, probs, infinity))
+}
+
+/// The connect-the-dots split of an atom between its two grid neighbours (see
+/// [`LossAtoms::upper_pmf`]).
+struct Rounding {
+    step: f64,
+    /// `expm1(−h)`.
+    denominator: f64,
+}
+
+impl Rounding {
+    fn new(step: f64) -> Rounding {
+        Rounding {
+            step,
+            denominator: (-step).exp_m1(),
+        }
+    }
+
+    /// The grid node at or below `loss` (raised by four ulps so rounding in it cannot move
+    /// mass down) and the offset above it, or `None` for a loss above LOSS_LIMIT (+∞).
+    #[inline]
+    fn node_of(&self, loss: f64) -> Option<(i64, f64)> {
+        if loss > LOSS_LIMIT {
+            return None;
+        }
+        let step = self.step;
+        let loss = loss.max(-LOSS_LIMIT);
+        let raised = loss + 4.0 * f64::EPSILON * loss.abs();
+        let mut node = (raised / step).floor() as i64;
+        let mut offset = raised - node as f64 * step;
+        if offset >= step {
+            node += 1;
+            offset -= step;
+        }
+        Some((node, offset.max(0.0)))
+    }
+
+    /// The share of P-mass `p` at `offset` above its node that goes to the node above:
+    /// `p·expm1(−offset)/expm1(−h)`, within [0, p].
+    #[inline]
+    fn up(&self, p: f64, offset: f64) -> f64 {
+        (p * (-offset).exp_m1() / self.denominator).clamp(0.0, p)
+    }
 }
 
 /// A grid PMF from (grid index, mass) pairs.
@@ -922,9 +979,14 @@ mod tests {
     }
 
     /// The connect-the-dots rounding as a list of placed (node, mass) pairs summed into a
-    /// grid afterwards, the way `upper_pmf` computed it before it added in place.
-    fn upper_by_placed_pairs(atoms: &LossAtoms, step: f64) -> GridPmf {
-        let mut infinity = atoms.p_infinity + atoms.top_tail.0;
+    /// grid afterwards, the way `upper_pmf` computed it before it added in place: of the
+    /// (loss, P-mass) pairs `list` in their order, then the bottom tail at `lowest`.
+    fn placed_pairs(
+        step: f64,
+        list: &[(f64, f64)],
+        (lowest, tail): (f64, f64),
+        mut infinity: f64,
+    ) -> GridPmf {
         let mut placed: Vec<(i64, f64)> = Vec::new();
         let denominator = (-step).exp_m1();
         let mut place = |loss: f64, p: f64, infinity: &mut f64| {
@@ -944,14 +1006,56 @@ mod tests {
             placed.push((node, p - up));
             placed.push((node + 1, up));
         };
-        for a in &atoms.atoms {
-            place(a.loss, a.p, &mut infinity);
+        for &(loss, p) in list {
+            place(loss, p, &mut infinity);
         }
-        if atoms.bottom_tail.0 > 0.0 {
-            let lowest = atoms.atoms.first().map_or(0.0, |a| a.loss);
-            place(lowest, atoms.bottom_tail.0, &mut infinity);
+        if tail > 0.0 {
+            place(lowest, tail, &mut infinity);
         }
         grid_from_placed(step, placed, infinity, Bound::Upper, 0.0).expect("small grid")
+    }
+
+    /// [`placed_pairs`] of a PLD's atoms, as `upper_pmf` takes them.
+    fn upper_by_placed_pairs(atoms: &LossAtoms, step: f64) -> GridPmf {
+        let list: Vec<(f64, f64)> = atoms.atoms.iter().map(|a| (a.loss, a.p)).collect();
+        let lowest = atoms.atoms.first().map_or(0.0, |a| a.loss);
+        placed_pairs(
+            step,
+            &list,
+            (lowest, atoms.bottom_tail.0),
+            atoms.p_infinity + atoms.top_tail.0,
+        )
+    }
+
+    /// Atoms out of order take the two-pass path, with the same result as the placed
+    /// pairs; in order, the one-pass path gives the same too.
+    #[test]
+    fn atoms_out_of_order_are_placed_as_in_order() {
+        let step = 0.01;
+        let unordered: [(f64, f64); 5] = [
+            (0.3, 0.1),
+            (-0.2, 0.2),
+            (0.05, 0.05),
+            (0.7, 0.01),
+            (-0.5, 0.3),
+        ];
+        let mut ordered = unordered;
+        ordered.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for (list, lowest) in [(&unordered[..], 0.3), (&ordered[..], -0.5)] {
+            let rounded =
+                connect_the_dots(step, || list.iter().copied(), (Some(lowest), 1e-3), 0.02)
+                    .expect("small grid");
+            assert_eq!(rounded, placed_pairs(step, list, (lowest, 1e-3), 0.02));
+        }
+        // No atoms placed at all: a single zero point at 0, the masses at +∞.
+        let beyond = [(LOSS_LIMIT + 1.0, 0.5)];
+        let rounded = connect_the_dots(step, || beyond.iter().copied(), (None, 0.0), 0.1)
+            .expect("small grid");
+        assert_eq!(rounded, placed_pairs(step, &beyond, (0.0, 0.0), 0.1));
+        assert_eq!(
+            (rounded.probs(), rounded.infinity_mass()),
+            (&[0.0][..], 0.6)
+        );
     }
 
     /// The in-place rounding gives the placed pairs' PMF bit for bit, and the swapped one
