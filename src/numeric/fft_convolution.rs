@@ -379,27 +379,31 @@ pub fn convolve_fft(a: &[f64], b: &[f64]) -> Convolved {
     let n = fast_len(out_len);
     let plan = plans(n);
     let mut buffer = output_buffer(n, &plan);
+    // The zero-padded signal packed in pairs straight into its spectrum's buffer (as
+    // `RealFft::forward` packs it), transformed in place: no padded copy of the input.
     let mut spectrum_of = |v: &[f64]| {
-        let mut input = vec![0.0; n];
-        input[..v.len()].copy_from_slice(v);
         let mut spectrum = vec![Complex64::new(0.0, 0.0); n / 2 + 1];
-        plan.forward(&input, &mut spectrum, as_scratch(&mut buffer, &plan));
+        for (z, pair) in spectrum.iter_mut().zip(v.chunks(2)) {
+            *z = Complex64::new(pair[0], pair.get(1).copied().unwrap_or(0.0));
+        }
+        plan.forward_packed(&mut spectrum, as_scratch(&mut buffer, &plan));
         spectrum
     };
-    let sa = spectrum_of(a);
+    let mut product = spectrum_of(a);
     let sb = spectrum_of(b);
     let stages = (n as f64).log2().ceil();
     let ea = FFT_ERROR_CONSTANT * stages * UNIT_ROUNDOFF * l1(a);
     let eb = FFT_ERROR_CONSTANT * stages * UNIT_ROUNDOFF * l1(b);
-    let mut product: Vec<Complex64> = Vec::with_capacity(sa.len());
     let mut spectral = SpectralError::default();
-    for (j, (x, y)) in sa.iter().zip(&sb).enumerate() {
-        let z = x * y;
+    // a's spectrum times b's, in place.
+    for (j, (x, y)) in product.iter_mut().zip(&sb).enumerate() {
+        let z = *x * y;
         let e = modulus(*x) * eb + modulus(*y) * ea + ea * eb + 4.0 * UNIT_ROUNDOFF * modulus(z);
         spectral.add(hermitian_weight(j, n), e);
         spectral.add_magnitude(hermitian_weight(j, n), modulus(z));
-        product.push(z);
+        *x = z;
     }
+    drop(sb);
     inverse_and_bound(&mut product, buffer, out_len, &spectral, &plan, 0)
 }
 

@@ -118,7 +118,10 @@ impl RealFft {
     }
 
     /// `spectrum[k] = Σ_j x_j e^{−2πi·jk/n}` for `k = 0..=n/2`. `spectrum` holds n/2 + 1
-    /// entries and `scratch` at least [`RealFft::scratch_len`]; `x` is left unchanged.
+    /// entries and `scratch` at least [`RealFft::scratch_len`]; `x` is left unchanged. (The
+    /// engine packs its inputs itself and calls [`RealFft::forward_packed`]; the tests check
+    /// the transform through this form.)
+    #[cfg(test)]
     pub(crate) fn forward(&self, x: &[f64], spectrum: &mut [Complex64], scratch: &mut [Complex64]) {
         let m = self.n / 2;
         assert!(
