@@ -29,6 +29,8 @@ fn random_allocation(c: &mut Criterion) {
         ("sigma1_t1000_k1_epochs10", 1.0, 1000, 1, 10),
         ("sigma2_t100_k1_epochs10", 2.0, 100, 1, 10),
         ("sigma1_t100_k5_epochs10", 1.0, 100, 5, 10),
+        // Below σ 1 with k > 1 (the lattice cut-limited at 4M points): seconds, not ms.
+        ("sigma0.8_t235_k2_epochs30", 0.8, 235, 2, 30),
     ] {
         let spec = spec(sigma, t, k, epochs);
         group.bench_function(label, |b| {
