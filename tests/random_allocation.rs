@@ -358,3 +358,23 @@ fn a_lost_grid_upper_end_is_never_looser_than_rdp() {
         );
     }
 }
+
+/// At small δ the k > 1 split's plain convolution leaves every entry of an epoch's PLD an
+/// absolute round-off near 1e-15, which composed epochs charge at every ε: the grid's upper
+/// end was lost to the Gaussian without amplification (3 epochs of 2-out-of-50 at σ 1.5:
+/// ε(1e-12) ≤ 12.43 with the lower end at 2.63). The retry composes the split blocks tilted
+/// and keeps the better upper end; where the plain split is the better (δ 3e-12), it stays.
+#[test]
+fn small_deltas_of_several_participations_retry_with_a_tilted_split() {
+    let s = spec(1.5, 50, 2, 3);
+    let e = 3.0_f64;
+    for (delta, at_most) in [(1e-12, 3.91), (3e-12, 2.6001)] {
+        let (lower, upper) = epsilon(&s, delta);
+        let sum = gaussian_epsilon(e.sqrt() * 2.0 / (1.5 * 50f64.sqrt()), delta).0;
+        let plain = gaussian_epsilon((e * 2.0).sqrt() / 1.5, delta).1;
+        assert!(
+            sum <= lower && lower <= upper && upper <= at_most && at_most < plain,
+            "δ {delta}: [{lower}, {upper}], sum {sum}, plain {plain}"
+        );
+    }
+}

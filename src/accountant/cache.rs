@@ -33,6 +33,9 @@ pub(super) struct GridKey {
     pub(super) step: u64,
     pub(super) tail_mass: u64,
     pub(super) merge_budget: u64,
+    /// Whether a random-allocation epoch's split blocks were composed tilted (see
+    /// [`Component::tilts_when_reaching`]).
+    pub(super) tilted_split: bool,
 }
 
 impl GridKey {
@@ -42,6 +45,15 @@ impl GridKey {
             step: step.to_bits(),
             tail_mass: tail_mass.to_bits(),
             merge_budget: merge_budget.to_bits(),
+            tilted_split: false,
+        }
+    }
+
+    /// The same key for an entry whose split blocks were (or not) composed tilted.
+    pub(super) fn with_tilted_split(self, tilted_split: bool) -> Self {
+        GridKey {
+            tilted_split,
+            ..self
         }
     }
 }

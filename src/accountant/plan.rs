@@ -1363,6 +1363,13 @@ impl Component {
         }
     }
 
+    /// Whether the event's PLD depends on [`super::Grid::reaching`] (a retry's tail-accuracy
+    /// measures): random allocation with 1 < k < t then composes its split blocks with
+    /// tilted convolutions (see [`Allocation::split_into_single_allocations`]).
+    pub(super) fn tilts_when_reaching(&self) -> bool {
+        matches!(self, Component::RandomAllocation(a) if a.participations > 1)
+    }
+
     /// Whether discretizing the event costs far more than holding its PLD: an epoch of
     /// random allocation or shuffling builds a lattice of up to millions of points (seconds
     /// at σ < 1) for a PMF on the loss grid. Such PLDs are kept by the accountant (see
@@ -1382,6 +1389,7 @@ impl Component {
         step: f64,
         tail_mass: f64,
         merge_budget: f64,
+        reaching: bool,
     ) -> Result<PrivacyLossDistribution> {
         let symmetry = self.symmetry();
         let grid = (step, tail_mass, bound, merge_budget);
@@ -1429,7 +1437,9 @@ impl Component {
                 }
                 (Bound::Lower, GuaranteeLower::NoLoss) => no_loss_lower(step),
             },
-            Component::RandomAllocation(allocation) => allocation.pld(bound, step, tail_mass),
+            Component::RandomAllocation(allocation) => {
+                allocation.pld(bound, step, tail_mass, reaching)
+            }
             Component::Shuffle(epoch) => epoch.pld(bound, step, tail_mass),
             Component::TruncatedPoisson(tp) => {
                 truncated_poisson_pld(tp, bound, step, tail_mass, merge_budget)
