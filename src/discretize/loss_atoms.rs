@@ -278,12 +278,10 @@ impl LossAtoms {
     /// # Errors
     /// [`Error::GridTooLarge`] if the atoms span more than [`MAX_GRID_POINTS`] points.
     pub fn upper_pmf(&self, step: f64) -> Result<GridPmf> {
-        let lowest = self.atoms.first().map(|a| a.loss);
-        let atoms = || self.atoms.iter().map(|a| (a.loss, a.p));
         connect_the_dots(
             step,
-            atoms,
-            (lowest, self.bottom_tail.0),
+            || self.atoms.iter().map(|a| (a.loss, a.p)),
+            self.bottom_tail.0,
             self.p_infinity + self.top_tail.0,
         )
     }
@@ -303,11 +301,10 @@ impl LossAtoms {
                 .filter(|a| a.q > 0.0)
                 .map(|a| (-a.loss, a.q))
         };
-        let lowest = swapped().next().map(|(loss, _)| loss);
         connect_the_dots(
             step,
             swapped,
-            (lowest, self.top_tail.1),
+            self.top_tail.1,
             self.q_neg_infinity + self.bottom_tail.1,
         )
     }
@@ -496,59 +493,68 @@ fn check_index_range(step: f64) -> Result<()> {
 }
 
 /// [`LossAtoms::upper_pmf`] of the atoms `atoms()` gives, as (loss, P-mass) in increasing
-/// order of loss, with the bottom tail `(lowest atom's loss, P-mass)` placed at the lowest
-/// atom (at loss 0 when there is none) and `infinity` the P-mass at +∞ so far.
+/// order of loss, with the bottom tail's P-mass `bottom_tail` placed at the lowest atom (at
+/// loss 0 when there is none) and `infinity` the P-mass at +∞ so far.
 ///
 /// The masses are added in place, in the same order as a list of placed pairs would add
 /// them (that list was 32 bytes per atom: for an epoch of random allocation hundreds of MB,
 /// allocated, zeroed by the kernel and dropped on every grid). In increasing order of loss
 /// the atoms' nodes never decrease, so one pass grows the grid at its top; atoms out of
-/// order (or a grid too large) are placed by two passes instead, the range found first.
+/// order (or a grid too large) take a first pass for the range, then the same placement.
 pub(crate) fn connect_the_dots<I: Iterator<Item = (f64, f64)>>(
     step: f64,
     atoms: impl Fn() -> I,
-    (lowest, bottom_tail): (Option<f64>, f64),
+    bottom_tail: f64,
     infinity: f64,
 ) -> Result<GridPmf> {
     check_index_range(step)?;
     let rounding = Rounding::new(step);
-    let tail = (bottom_tail > 0.0).then(|| (lowest.unwrap_or(0.0), bottom_tail));
-    let pmf = |first: i64, probs: Vec<f64>, infinity: f64| {
-        GridPmf::from_parts(step, first, probs, infinity.min(1.0), Bound::Upper)
-    };
-    // One pass, while the nodes do not decrease.
-    let mut probs: Vec<f64> = Vec::new();
-    let mut first: Option<i64> = None;
-    let mut one_pass_infinity = infinity;
-    let mut in_order = true;
-    for (loss, p) in atoms().chain(tail) {
-        let Some((node, offset)) = rounding.node_of(loss) else {
-            one_pass_infinity += p;
-            continue;
+    let lowest = atoms().next().map_or(0.0, |(loss, _)| loss);
+    let tail = (bottom_tail > 0.0).then_some((lowest, bottom_tail));
+    // Every atom placed on a grid starting at `range`'s first node (of `range`'s length), or
+    // at the first atom's node and grown at the top; `None` when an atom falls below the
+    // grid or past its limit.
+    let place = |range: Option<(i64, usize)>| -> Option<GridPmf> {
+        let (mut first, mut probs) = match range {
+            Some((first, points)) => (Some(first), vec![0.0; points]),
+            None => (None, Vec::new()),
         };
-        let base = *first.get_or_insert(node);
-        // Indices are below 2^60 in magnitude (see `check_index_range`): no overflow.
-        let index = node - base;
-        if index < 0 || index as u64 + 2 > MAX_GRID_POINTS as u64 {
-            in_order = false;
-            break;
+        let mut infinity = infinity;
+        for (loss, p) in atoms().chain(tail) {
+            let Some((node, offset)) = rounding.node_of(loss) else {
+                infinity += p;
+                continue;
+            };
+            // Indices are below 2^60 in magnitude (see `check_index_range`): no overflow.
+            let index = node - *first.get_or_insert(node);
+            if index < 0 || index as u64 + 2 > MAX_GRID_POINTS as u64 {
+                return None;
+            }
+            let index = index as usize;
+            if index + 2 > probs.len() {
+                probs.resize(index + 2, 0.0);
+            }
+            let up = rounding.up(p, offset);
+            probs[index] += p - up;
+            probs[index + 1] += up;
         }
-        let index = index as usize;
-        if index + 2 > probs.len() {
-            probs.resize(index + 2, 0.0);
-        }
-        let up = rounding.up(p, offset);
-        probs[index] += p - up;
-        probs[index + 1] += up;
-    }
-    if in_order {
-        if first.is_none() {
-            probs = vec![0.0];
+        if probs.is_empty() {
+            probs.push(0.0);
         }
         probs.shrink_to_fit();
-        return Ok(pmf(first.unwrap_or(0), probs, one_pass_infinity));
+        let first = first.unwrap_or(0);
+        Some(GridPmf::from_parts(
+            step,
+            first,
+            probs,
+            infinity.min(1.0),
+            Bound::Upper,
+        ))
+    };
+    if let Some(pmf) = place(None) {
+        return Ok(pmf);
     }
-    // Two passes: every atom placed adds its node and the node above.
+    // The range: every atom placed adds its node and the node above.
     let (mut first, mut last) = (i64::MAX, i64::MIN);
     for (loss, _) in atoms().chain(tail) {
         if let Some((node, _)) = rounding.node_of(loss) {
@@ -560,26 +566,16 @@ pub(crate) fn connect_the_dots<I: Iterator<Item = (f64, f64)>>(
         (first, last) = (0, 0);
     }
     let points = (last - first + 1) as u64;
+    let too_large = || Error::GridTooLarge {
+        points,
+        limit: MAX_GRID_POINTS as u64,
+        hint: format!("use a grid step larger than {step:e}"),
+    };
     if points > MAX_GRID_POINTS as u64 {
-        return Err(Error::GridTooLarge {
-            points,
-            limit: MAX_GRID_POINTS as u64,
-            hint: format!("use a grid step larger than {step:e}"),
-        });
+        return Err(too_large());
     }
-    let mut probs = vec![0.0; points as usize];
-    let mut infinity = infinity;
-    for (loss, p) in atoms().chain(tail) {
-        let Some((node, offset)) = rounding.node_of(loss) else {
-            infinity += p;
-            continue;
-        };
-        let up = rounding.up(p, offset);
-        let index = (node - first) as usize;
-        probs[index] += p - up;
-        probs[index + 1] += up;
-    }
-    Ok(pmf(first, probs, infinity))
+    // (Every node lies in the range: the placement cannot fail.)
+    place(Some((first, points as usize))).ok_or_else(too_large)
 }
 
 /// The connect-the-dots split of an atom between its two grid neighbours (see
@@ -1043,14 +1039,13 @@ mod tests {
         ordered.sort_by(|a, b| a.0.total_cmp(&b.0));
         for (list, lowest) in [(&unordered[..], 0.3), (&ordered[..], -0.5)] {
             let rounded =
-                connect_the_dots(step, || list.iter().copied(), (Some(lowest), 1e-3), 0.02)
-                    .expect("small grid");
+                connect_the_dots(step, || list.iter().copied(), 1e-3, 0.02).expect("small grid");
             assert_eq!(rounded, placed_pairs(step, list, (lowest, 1e-3), 0.02));
         }
         // No atoms placed at all: a single zero point at 0, the masses at +∞.
         let beyond = [(LOSS_LIMIT + 1.0, 0.5)];
-        let rounded = connect_the_dots(step, || beyond.iter().copied(), (None, 0.0), 0.1)
-            .expect("small grid");
+        let rounded =
+            connect_the_dots(step, || beyond.iter().copied(), 0.0, 0.1).expect("small grid");
         assert_eq!(rounded, placed_pairs(step, &beyond, (0.0, 0.0), 0.1));
         assert_eq!(
             (rounded.probs(), rounded.infinity_mass()),
@@ -1063,13 +1058,7 @@ mod tests {
     /// ±LOSS_LIMIT, with Q-mass 0, with and without tails, and none at all.
     #[test]
     fn in_place_rounding_matches_the_placed_pairs_in_both_directions() {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut uniform = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut uniform = crate::numeric::xorshift_uniform(0x2545_f491_4f6c_dd1d);
         for case in 0..40 {
             let step = [1e-4, 0.003, 0.05, 0.7][case % 4];
             let count = [0, 1, 7, 300][(case / 4) % 4];

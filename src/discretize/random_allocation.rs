@@ -1029,23 +1029,12 @@ fn upper<M: MonotonePrivacyLoss>(
             .filter_map(atom)
             .map(|(loss, _, q)| (-loss, q))
     };
-    let lowest = |atoms: &mut dyn Iterator<Item = (f64, f64)>| atoms.next().map(|(l, _)| l);
     // The round-off allowances put the total a little above 1: more mass at the same losses
     // never lowers a δ, of this epoch or of any composition (every δ is a sum of masses
     // times non-negative weights); self-composition stops the compounding where it would
     // overflow (`GridPmf::self_compose_tilted`).
-    let remove = connect_the_dots(
-        grid_step,
-        remove_atoms,
-        (lowest(&mut remove_atoms()), 0.0),
-        p_infinity,
-    )?;
-    let add = connect_the_dots(
-        grid_step,
-        add_atoms,
-        (lowest(&mut add_atoms()), 0.0),
-        q_neg_infinity,
-    )?;
+    let remove = connect_the_dots(grid_step, remove_atoms, 0.0, p_infinity)?;
+    let add = connect_the_dots(grid_step, add_atoms, 0.0, q_neg_infinity)?;
     PrivacyLossDistribution::from_pmfs(remove, Some(add))
 }
 

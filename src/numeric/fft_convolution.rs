@@ -1420,13 +1420,7 @@ mod tests {
         let n = 405_000;
         let twiddles = Twiddles::new(n, n / 2 + 1);
         // A fixed pseudo-random stream (xorshift), uniform in [0, 1).
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut uniform = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut uniform = crate::numeric::xorshift_uniform(0x9e37_79b9_7f4a_7c15);
         let mut accepted = 0;
         for threshold in [1e-280_f64, 1e-30, 1e-6, 0.25, 0.9862] {
             for _ in 0..20_000 {

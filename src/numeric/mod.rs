@@ -38,3 +38,23 @@ pub(crate) mod real_fft;
 pub mod summation;
 pub mod transform_log;
 pub(crate) mod wide_loops;
+
+/// A fixed pseudo-random stream for unit tests (xorshift64 from `seed`): the raw 64-bit
+/// states.
+#[cfg(test)]
+pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
+/// [`xorshift`]'s stream as uniform numbers in [0, 1) (its top 53 bits).
+#[cfg(test)]
+pub(crate) fn xorshift_uniform(seed: u64) -> impl FnMut() -> f64 {
+    let mut next = xorshift(seed);
+    move || (next() >> 11) as f64 / (1u64 << 53) as f64
+}

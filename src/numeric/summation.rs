@@ -168,13 +168,7 @@ mod tests {
     /// u·|Σ| for rounding the exact sum to f64).
     #[test]
     fn compensated_sum_matches_an_exact_integer_sum() {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::numeric::xorshift(0x9e37_79b9_7f4a_7c15);
         let mut terms = Vec::new();
         let mut exact: i128 = 0;
         for _ in 0..300_000 {
