@@ -180,6 +180,26 @@ fn past_the_range_delta(delta: &Bracket, settings: &Settings, cheap_rdp: bool) -
     !settings.tolerance_met && (delta.upper >= 0.5 || cheap_rdp) && delta.lower <= 0.5 * delta.upper
 }
 
+/// Intersect a query's bracket with another pass's (both guaranteed, so their intersection
+/// is too), keeping the settings of the narrower pass; the width and tolerance follow.
+fn intersect_passes(
+    (bracket, settings): (&mut Bracket, &mut Settings),
+    (other, other_settings): (Bracket, &Settings),
+    target: impl Fn(&Bracket) -> f64,
+) {
+    let merged = Bracket {
+        upper: bracket.upper.min(other.upper),
+        lower: bracket.lower.max(other.lower),
+    };
+    if other.width() < bracket.width() {
+        *settings = other_settings.clone();
+    }
+    settings.bracket_width = merged.width();
+    settings.target_width = target(&merged);
+    settings.tolerance_met = merged.width() <= settings.target_width;
+    *bracket = merged;
+}
+
 /// Replace a bracket's upper end by `closed_form` (the composition's upper bound in closed
 /// form, see [`Plan::upper_gaussian_mu`]) when it is smaller: both are upper bounds. The
 /// settings record it and their width and tolerance follow.
@@ -591,18 +611,11 @@ impl Accountant {
             _ => None,
         };
         if let Some(Ok((again, again_settings, _))) = retry.map(run) {
-            // Both brackets are guaranteed, so their intersection is too.
-            let merged = Bracket {
-                upper: epsilon.upper.min(again.upper),
-                lower: epsilon.lower.max(again.lower),
-            };
-            if again.width() < epsilon.width() {
-                settings = again_settings;
-            }
-            settings.bracket_width = merged.width();
-            settings.target_width = target(&merged);
-            settings.tolerance_met = merged.width() <= settings.target_width;
-            epsilon = merged;
+            intersect_passes(
+                (&mut epsilon, &mut settings),
+                (again, &again_settings),
+                target,
+            );
         }
         // Judged on the grid's own bracket: a closed-form upper end taken below may be finite
         // and still far looser than the RDP conversion (a Poisson-sampled Gaussian beside
@@ -784,17 +797,11 @@ impl Accountant {
             // this ε (3 epochs of 2-out-of-50 at σ 1.5: δ(2.5) ≤ 1.109e-11 plain, 1.210e-11
             // after the tilted split's pass).
             if let Some((earlier, earlier_settings)) = &kept {
-                let merged = Bracket {
-                    upper: delta.upper.min(earlier.upper),
-                    lower: delta.lower.max(earlier.lower),
-                };
-                if earlier.width() < delta.width() {
-                    settings = earlier_settings.clone();
-                }
-                settings.bracket_width = merged.width();
-                settings.target_width = target(&merged);
-                settings.tolerance_met = merged.width() <= settings.target_width;
-                delta = merged;
+                intersect_passes(
+                    (&mut delta, &mut settings),
+                    (*earlier, earlier_settings),
+                    target,
+                );
             }
             kept = Some((delta, settings.clone()));
             // Tiny δ: truncation must be far below it, and the tail computed in relative terms.
