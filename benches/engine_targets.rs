@@ -2,8 +2,8 @@
 //! the side-by-side comparison with dp_accounting uses, far tails (δ = 1e-12), and many
 //! distinct events.
 //!
-//! Run with `cargo bench --bench engine_targets` (about ten minutes: the 10,000-event case
-//! takes about 20 s per query). Groups:
+//! Run with `cargo bench --bench engine_targets` (a few minutes: the 10,000-event case
+//! takes about 6 s per query). Groups:
 //!
 //! * `default_tolerance`: ε(δ = 1e-5) with default options for σ 1 q 0.01 T 1e3 and 1e4,
 //!   σ 0.8 q 0.004 T 1e5, and MNIST-like σ 1.1 q 256/60000 T 14063 (the cases of
