@@ -204,6 +204,30 @@ fn every_allocation_lies_between_its_two_gaussians() {
     }
 }
 
+/// Heavy-tailed steps (σ 0.5 to 0.55): both ends of the bracket are certified by their own
+/// constructions (the spread above, the landed cells below), so a bracket a percent wide
+/// shows both are tight. Before, the lower bound's lattice was too coarse for any cell to
+/// land (ε(1e-5) ≥ 0.21 against 3.134 for one epoch of σ 0.5), and the upper bound's spread
+/// too coarse for composed epochs (ten epochs: ε ≤ 5.197, now ≤ 5.065 with the lower
+/// end at 5.049).
+#[test]
+fn heavy_tailed_steps_keep_both_ends_tight() {
+    for (sigma, epochs, delta) in [(0.5, 1, 1e-5), (0.55, 1, 1e-10), (0.5, 10, 1e-5)] {
+        let (lower, upper) = epsilon(&spec(sigma, 1000, 1, epochs), delta);
+        let e = epochs as f64;
+        let sum = gaussian_epsilon((e / 1000.0).sqrt() / sigma, delta).0;
+        let plain = gaussian_epsilon(e.sqrt() / sigma, delta).1;
+        assert!(
+            sum <= lower && lower <= upper && upper <= plain,
+            "σ {sigma}, {epochs} epochs, δ {delta}: [{lower}, {upper}] vs sum {sum}, plain {plain}"
+        );
+        assert!(
+            upper - lower <= 1e-2 * upper,
+            "σ {sigma}, {epochs} epochs, δ {delta}: [{lower}, {upper}]"
+        );
+    }
+}
+
 /// Epoch counts whose losses lie far beyond the grid's range (ε in the millions): the answer
 /// is the bracket of the two Gaussians, from their closed forms, not [0, ∞], and at once.
 /// (Before, 10¹² epochs of t = 10 read ε ∈ [0, ∞] and 10⁶ epochs of t = 100 [5425.5, ∞]
