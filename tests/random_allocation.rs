@@ -228,6 +228,27 @@ fn heavy_tailed_steps_keep_both_ends_tight() {
     }
 }
 
+/// A heavy-tailed allocation whose lower end stays put over several grids (the lattice, not
+/// the grid, limits it: 10.0760 from grid step 0.02 to 0.008, 10.0820 at 0.005) still
+/// refines to its tolerance, instead of stopping as if the bracket had converged (before:
+/// [10.0762, 10.0907], 1.45e-2 wide against 1.01e-2 asked).
+#[test]
+fn heavy_tailed_allocations_refine_past_a_lattice_limited_lower_end() {
+    let answer = Accountant::new(&spec(0.6, 100, 1, 5), AccountantOptions::default())
+        .unwrap()
+        .epsilon_for_delta(1e-10)
+        .unwrap();
+    let (lower, upper) = (answer.epsilon.lower, answer.epsilon.upper);
+    let sum = gaussian_epsilon(5f64.sqrt() / (0.6 * 10.0), 1e-10).0;
+    let plain = gaussian_epsilon(5f64.sqrt() / 0.6, 1e-10).1;
+    assert!(sum <= lower && lower <= upper && upper <= plain);
+    assert!(
+        answer.settings.tolerance_met,
+        "[{lower}, {upper}], {:?}",
+        answer.settings
+    );
+}
+
 /// Epoch counts whose losses lie far beyond the grid's range (ε in the millions): the answer
 /// is the bracket of the two Gaussians, from their closed forms, not [0, ∞], and at once.
 /// (Before, 10¹² epochs of t = 10 read ε ∈ [0, ∞] and 10⁶ epochs of t = 100 [5425.5, ∞]

@@ -103,6 +103,10 @@ pub(super) const FIRST_GRID_POINTS: usize = 1 << 16;
 /// 0.90, 0.92, 0.98 and 0.93 of their time (fewer CDF evaluations in the far tails).
 pub(super) const TAIL_MERGE_SHARE: f64 = 1e-5;
 
+/// μ = Δ/σ above which a random allocation's steps count as heavy-tailed (see
+/// [`Plan::has_heavy_tailed_allocation`]): σ below 2/3 at Δ = 1.
+const HEAVY_TAILED_ALLOCATION_MU: f64 = 1.5;
+
 /// Nats added to every event's loss range in the first grid's size and memory estimates
 /// (see [`Plan::widest_loss_width`], [`Plan::memory_estimate`]).
 const WIDTH_SLACK: f64 = 1.0;
@@ -728,6 +732,17 @@ impl Plan {
                 g.component,
                 Component::SubsampledLaplace(_) | Component::Atoms { lattice: None, .. }
             )
+        })
+    }
+
+    /// Whether an event is balls-in-bins batching (one participation) of heavy-tailed steps
+    /// (μ = Δ/σ above 1.5: the likelihood ratio's variance under Q, e^{μ²} − 1, above 8),
+    /// whose lattice, capped in size, rather than the grid limits the lower end: it improves
+    /// only once the grid is fine enough for the lattice to follow it, in jumps.
+    pub(super) fn has_heavy_tailed_allocation(&self) -> bool {
+        self.groups.iter().any(|g| {
+            matches!(&g.component, Component::RandomAllocation(a)
+                if a.participations == 1 && a.gaussian.mu() > HEAVY_TAILED_ALLOCATION_MU)
         })
     }
 
