@@ -277,7 +277,8 @@ impl Lattice {
         // a few points and the epoch's lower bound at ε 0 for every δ), it cuts where a
         // spacing of LOWER_COARSEST_SPACING runs out of points. Not where that spacing
         // would still leave half of Q's mass in the first cell (σ 0.35): the finer lattice
-        // would cost seconds and resolve no bulk either.
+        // would cost seconds and resolve no bulk either. (A spacing still at 1 or more after
+        // the rules below, where no cell could land, falls back to LANDABLE_SPACING.)
         let lower_spacing = matched.max(LOWER_COARSEST_SPACING);
         let lower_cut = lower_spacing * (MAX_LATTICE_POINTS - 2) as f64;
         if bound == Bound::Lower && spacing(cut) >= 1.0 && cut > lower_cut && lower_cut > 1.0 {
