@@ -252,12 +252,16 @@ fn heavy_tailed_allocations_refine_past_a_lattice_limited_lower_end() {
 /// Epoch counts whose losses lie far beyond the grid's range (ε in the millions): the answer
 /// is the bracket of the two Gaussians, from their closed forms, not [0, ∞], and at once.
 /// (Before, 10¹² epochs of t = 10 read ε ∈ [0, ∞] and 10⁶ epochs of t = 100 [5425.5, ∞]
-/// after 5 s; 2·10¹⁰ epochs of t = 15697 read δ(0.39) ∈ [0, 1] after 13 s.)
+/// after 5 s; 2·10¹⁰ epochs of t = 15697 read δ(0.39) ∈ [0, 1] after 13 s; 10¹² epochs at
+/// σ 0.3 read ε ∈ [5.6e9, ∞], the closed form's search stopping at 1e12.)
 #[test]
 fn huge_epoch_counts_are_bracketed_by_the_two_gaussians() {
     for (sigma, t, k, epochs) in [
         (10.0, 10u64, 1u64, 1_000_000_000_000u64),
         (3.0, 1000, 2, 10_000_000_000),
+        // The unamplified Gaussian's ε is about 5.6e12, past where the closed form's search
+        // used to stop (1e12): the upper end was ∞.
+        (0.3, 1000, 1, 1_000_000_000_000),
     ] {
         let s = spec(sigma, t, k, epochs);
         let answer = Accountant::new(&s, AccountantOptions::default())
@@ -295,6 +299,9 @@ fn huge_epoch_counts_are_bracketed_by_the_two_gaussians() {
             .delta_for_epsilon(sum_lo)
             .unwrap();
         assert!(d.delta.lower >= 0.99e-5 && d.delta.upper <= 1.0, "{d:?}");
+        // Far past the grid's range, where no grid could narrow it (σ 0.3 took 7 s on a
+        // grid for the same bracket).
+        assert_eq!(d.settings.method, "closed_form", "{d:?}");
     }
 }
 

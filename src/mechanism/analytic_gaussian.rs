@@ -77,6 +77,10 @@ pub const LIBM_RELATIVE_ERROR: f64 = 8.0 * f64::EPSILON;
 const U: f64 = f64::EPSILON;
 /// Smallest positive subnormal: absolute rounding error floor below the normal range.
 const TINY: f64 = 5e-324;
+/// Largest ε (nats) the ε(δ) searches try: beyond it an upper end is ∞ and a lower end
+/// stops there. Every μ below about 1e150 has ε(δ) ≈ μ²/2 + μ·z well below it (μ = 3.3e6,
+/// the sum of 10¹² Gaussian steps at σ 0.3, needs ε ≈ 5.6e12).
+const EPSILON_SEARCH_LIMIT: f64 = 1e300;
 /// Beyond this x, δ is evaluated in log space from the asymptotic series.
 const ASYMPTOTIC_FROM: f64 = 30.0;
 /// Number of asymptotic terms (the remainder is below 4e-20 relative at x = 30).
@@ -145,7 +149,7 @@ fn delta_with_estimate(mu: f64, epsilon: f64) -> (Bracket, f64) {
 ///
 /// # Guarantee
 /// `lower ≤ ε(δ) ≤ upper`, ε(δ) being the smallest ε ≥ 0 with δ(ε) ≤ δ for the exact doubles
-/// `mu` and `delta`; `upper = ∞` only if no ε ≤ 1e12 can be certified.
+/// `mu` and `delta`; `upper = ∞` only if no ε ≤ 1e300 can be certified.
 pub fn epsilon_for_delta(mu: f64, delta: f64) -> Bracket {
     let upper = epsilon_upper_for_delta(mu, delta);
     Bracket {
@@ -160,8 +164,8 @@ pub fn epsilon_for_delta(mu: f64, delta: f64) -> Bracket {
 /// ε, so the result is sound.
 ///
 /// # Guarantee
-/// Upper bound on ε(δ) for the exact doubles `mu` and `delta`; ∞ only if no ε ≤ 1e12 can
-/// be certified.
+/// Upper bound on ε(δ) for the exact doubles `mu` and `delta`; ∞ only if no ε ≤
+/// [`EPSILON_SEARCH_LIMIT`] can be certified.
 pub fn epsilon_upper_for_delta(mu: f64, delta: f64) -> f64 {
     // Signed distance of the bracket's upper end from the target, in log space: ≤ 0 exactly
     // when δ is certainly at most the target.
@@ -185,7 +189,7 @@ pub fn epsilon_upper_for_delta(mu: f64, delta: f64) -> f64 {
     let mut hi = 1.0_f64;
     while upper_gap(hi) > 0.0 {
         hi *= 2.0;
-        if hi > 1e12 {
+        if hi > EPSILON_SEARCH_LIMIT {
             return f64::INFINITY;
         }
     }
@@ -209,7 +213,7 @@ pub fn epsilon_lower_for_delta(mu: f64, delta: f64, hint: f64) -> f64 {
         // No usable hint: double until the bracket no longer certifies δ(ε) > δ.
         let mut e = 1.0_f64;
         while lower_gap(e) > 0.0 {
-            if e >= 1e12 {
+            if e >= EPSILON_SEARCH_LIMIT {
                 return e;
             }
             e *= 2.0;
@@ -236,7 +240,7 @@ pub fn epsilon_lower_for_delta(mu: f64, delta: f64, hint: f64) -> f64 {
 
 /// ε with `δ(ε) = delta` for the plain formula `Φ(a)·(1 − exp(ε + ln Φ(b) − ln Φ(a)))` (by
 /// doubling, then regula falsi): a starting point only, it may be off where the formula
-/// cancels; `None` if it finds none below 1e12.
+/// cancels; `None` if it finds none below [`EPSILON_SEARCH_LIMIT`].
 fn plain_epsilon_guess(mu: f64, delta: f64) -> Option<f64> {
     let plain = |eps: f64| {
         let a = mu / 2.0 - eps / mu;
@@ -253,7 +257,7 @@ fn plain_epsilon_guess(mu: f64, delta: f64) -> Option<f64> {
     let mut hi = 1.0_f64;
     while plain(hi) > 0.0 {
         hi *= 2.0;
-        if hi > 1e12 {
+        if hi > EPSILON_SEARCH_LIMIT {
             return None;
         }
     }
@@ -791,7 +795,7 @@ mod tests {
                     );
                 }
                 let tight = epsilon_lower_for_delta(mu, delta, upper);
-                if upper > 0.0 && upper < 1e12 {
+                if upper > 0.0 {
                     assert!(
                         upper - tight <= 1e-9 * upper + 1e-300,
                         "mu {mu:e} delta {delta:e}: {tight:e} {upper:e}"
@@ -799,5 +803,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Huge μ (10¹² unamplified steps at σ 0.3 compose to μ ≈ 3.3e6): ε(δ) is finite and
+    /// tight up to μ of about 1e150, where μ²/2 nears the largest double. Independent check:
+    /// with `a = μ/2 − ε/μ` and `y = ε/μ + μ/2`, `δ = Φ(a) − e^ε Φ(−y) = Φ(a) − φ(a)·R(y)`
+    /// (R the Mills ratio, `R(y) = 1/y − O(y⁻³)`), so `Φ(a) = δ + φ(a)/y` and, with
+    /// `z = Φ⁻¹(δ)` (mpmath 1.4.1, 50 digits: `float(-sqrt(2)*erfinv(1-2*mpf('1e-5')))`),
+    /// `a = z + 1/y + O(μ⁻²)`, i.e. `ε = μ·(μ/2 − z) − μ/(μ − z)` up to O(1/μ) nats.
+    #[test]
+    fn huge_mu_keeps_a_finite_tight_epsilon() {
+        let z: f64 = -4.264_890_793_922_825;
+        for mu in [1e6, 3.333e6, 1e9, 1e12] {
+            let b = epsilon_for_delta(mu, 1e-5);
+            let expected = mu * (0.5 * mu - z) - mu / (mu - z);
+            assert!(
+                (b.upper - expected).abs() <= 1e-14 * expected,
+                "mu {mu:e}: upper {:e} vs {expected:e}",
+                b.upper
+            );
+            assert!(b.lower <= b.upper && b.upper - b.lower <= 1e-12 * b.upper);
+        }
+        // Past 1e150 the answer leaves the double range: ∞, never NaN.
+        let upper = epsilon_upper_for_delta(1e140, 1e-5);
+        assert!(upper.is_finite() && upper >= 0.5e280, "{upper:e}");
+        assert_eq!(epsilon_upper_for_delta(1e200, 1e-5), f64::INFINITY);
+        assert_eq!(epsilon_upper_for_delta(f64::MAX, 1e-5), f64::INFINITY);
     }
 }
