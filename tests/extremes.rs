@@ -221,6 +221,24 @@ fn multimodal_steps_wrapping_around_the_buffer_keep_a_tight_upper_bound() {
     );
 }
 
+/// A grid bracket of [0, ∞] after a retry with tilted powers: intersecting the passes took
+/// its width ∞ against its target ∞ for a met tolerance, so the answer did not count as past
+/// the loss range and kept the Gaussian without amplification (σ 0.3, q 1e-3, 10⁹ steps:
+/// ε(1e-5) ≤ 5.556e9 nats, where RDP guarantees 8.43e5).
+#[test]
+fn an_open_bracket_never_counts_as_meeting_the_tolerance() {
+    let spec = CompositionSpec::dp_sgd(0.3, 1e-3, 1_000_000_000, 1.0).unwrap();
+    let accountant = Accountant::new(&spec, AccountantOptions::default()).unwrap();
+    let delta = 1e-5;
+    let (rdp, _) = pld_accountant::comparison::rdp_epsilon(&spec, delta).unwrap();
+    let answer = accountant.epsilon_for_delta(delta).unwrap();
+    let e = answer.epsilon;
+    assert!(rdp > 1e5 && rdp < 1e7, "RDP {rdp}");
+    assert!(e.upper <= rdp * (1.0 + 1e-9), "{e} against RDP {rdp}");
+    assert!(e.lower <= e.upper, "{e}");
+    assert!(!answer.settings.tolerance_met, "{:?}", answer.settings);
+}
+
 /// DP-SGD whose ε lies beyond the representable loss range (σ 1.385, q 0.05817, 848,219
 /// steps: about 1000 nats at δ 1e-8). The grid can say no more than "at least the top of its
 /// range"; the upper end used to be the Gaussian without amplification (224,826 nats), 184

@@ -196,7 +196,8 @@ fn intersect_passes(
     }
     settings.bracket_width = merged.width();
     settings.target_width = target(&merged);
-    settings.tolerance_met = merged.width() <= settings.target_width;
+    // (An open bracket meets no tolerance, though its target is ∞ too.)
+    settings.tolerance_met = merged.width().is_finite() && merged.width() <= settings.target_width;
     *bracket = merged;
 }
 
