@@ -164,8 +164,8 @@ pub fn epsilon_for_delta(mu: f64, delta: f64) -> Bracket {
 /// ε, so the result is sound.
 ///
 /// # Guarantee
-/// Upper bound on ε(δ) for the exact doubles `mu` and `delta`; ∞ only if no ε ≤
-/// [`EPSILON_SEARCH_LIMIT`] can be certified.
+/// Upper bound on ε(δ) for the exact doubles `mu` and `delta`; ∞ only if no ε ≤ 1e300 can
+/// be certified (μ above about 1e150).
 pub fn epsilon_upper_for_delta(mu: f64, delta: f64) -> f64 {
     // Signed distance of the bracket's upper end from the target, in log space: ≤ 0 exactly
     // when δ is certainly at most the target.
