@@ -763,13 +763,16 @@ impl Accountant {
         );
         if let Some((delta, upper_method)) = epochs {
             let wanted = target(&delta);
-            // Past the loss range the grid cannot add either: its lower end is 0 there (mass
-            // above LOSS_LIMIT is folded down to the top point), and its upper end at least
-            // P(L > LOSS_LIMIT) ≥ δ(LOSS_LIMIT), itself at least the sum statistic's δ there.
-            // When the closed form's upper end exceeds that by at most the tolerance, the grid
-            // (seconds at huge epoch counts) could not narrow the bracket by more: 10¹² epochs
-            // at σ 0.3 took 7 s for δ(5.6e9) ∈ [1.0e-5, 1], the closed forms' bracket.
+            // Past the loss range the grid cannot add either, when every event is Gaussian
+            // (no infinite losses): its lower end is 0 there (mass above LOSS_LIMIT is folded
+            // down to the top point), and its upper end at least P(L > LOSS_LIMIT) ≥
+            // δ(LOSS_LIMIT), itself at least the sum statistic's δ there. When the closed
+            // form's upper end exceeds that by at most the tolerance, the grid (seconds at
+            // huge epoch counts) could not narrow the bracket by more: 10¹² epochs at σ 0.3
+            // took 7 s for δ(5.6e9) ∈ [1.0e-5, 1], the closed forms' bracket.
+            let all_gaussian = self.plan.upper_gaussian_mu().is_some();
             let beyond_the_grid = epsilon >= LOSS_LIMIT
+                && all_gaussian
                 && self.plan.lower_gaussian_mu().is_some_and(|mu| {
                     let floor = analytic_gaussian::delta_for_epsilon(mu, LOSS_LIMIT).lower;
                     delta.upper - floor <= wanted
