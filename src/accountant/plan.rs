@@ -766,6 +766,23 @@ impl Plan {
     /// both. Nothing changes unless every such sharp bulk has the same q, and none where the
     /// nearest aligned step would be more than 4 times finer (q far below the step).
     fn near_atom_aligned(&self, step: f64) -> f64 {
+        let Some(a) = self.sharp_unsampled_bulk(step, NEAR_ATOM_SPREAD) else {
+            return step;
+        };
+        let n = (a / step + NEAR_ATOM_BELOW_NODE).ceil().max(1.0);
+        let aligned = a / (n - NEAR_ATOM_BELOW_NODE);
+        if aligned <= step && aligned >= step / WIDER_ALIGNMENT && aligned.is_finite() {
+            aligned
+        } else {
+            step
+        }
+    }
+
+    /// `−ln(1 − q)` of the Poisson-sampled Gaussian steps whose unsampled bulk is a near-atom
+    /// on a grid of step `step` (μ ≥ [`NEAR_ATOM_MIN_MU`], spread below `spread_in_steps`
+    /// steps, [`NEAR_ATOM_SPREAD`] for the alignment; see `Plan::near_atom_aligned`), when
+    /// there are such steps and they all have the same q.
+    pub(super) fn sharp_unsampled_bulk(&self, step: f64, spread_in_steps: f64) -> Option<f64> {
         let mut atom: Option<f64> = None;
         for group in &self.groups {
             let Component::SubsampledGaussian(m) = &group.component else {
@@ -777,25 +794,16 @@ impl Plan {
             }
             let mu = m.base().mu();
             let spread = q / (1.0 - q) * (-0.5 * mu * mu).exp();
-            if !(mu >= NEAR_ATOM_MIN_MU && spread < NEAR_ATOM_SPREAD * step) {
+            if !(mu >= NEAR_ATOM_MIN_MU && spread < spread_in_steps * step) {
                 continue;
             }
             let a = -(-q).ln_1p();
             match atom {
-                Some(b) if b != a => return step,
+                Some(b) if b != a => return None,
                 _ => atom = Some(a),
             }
         }
-        let Some(a) = atom.filter(|a| *a > 0.0 && a.is_finite()) else {
-            return step;
-        };
-        let n = (a / step + NEAR_ATOM_BELOW_NODE).ceil().max(1.0);
-        let aligned = a / (n - NEAR_ATOM_BELOW_NODE);
-        if aligned <= step && aligned >= step / WIDER_ALIGNMENT && aligned.is_finite() {
-            aligned
-        } else {
-            step
-        }
+        atom.filter(|a| *a > 0.0 && a.is_finite())
     }
 
     /// Whether some event has heavy atoms that no lattice of the grid holds, whose distance
