@@ -294,12 +294,13 @@ fn coarser_steps(step: f64) -> Vec<f64> {
 /// benchmarks need up to 405,000 at 1e-4 nats (σ 0.8, q 0.004, 10⁵ steps).
 const FINE_UPPER_POINTS: f64 = (1u64 << 19) as f64;
 /// [`FINE_UPPER_POINTS`] for plans whose grid steps are aligned to a very sharp unsampled
-/// bulk (`Plan::sharp_unsampled_bulk`, below [`FINE_UPPER_SHARP_SPREAD`]): 2²¹. Their lower end, once landed, meets the tolerance
-/// on grids far coarser than it did (σ 0.3, q 1e-3, 10⁴ steps: a step of 6.3e-4 instead of
-/// 5e-5 that missed it), and the finer upper grid then spends part of the time saved: the
-/// upper end 41.500205 became 41.499593 (dp_accounting 0.6.0 at 1e-4: 41.499582), in 0.04 s
-/// instead of 0.01 s (0.27 s before the alignment). For every plan it cost up to 16 times
-/// the query (σ 1.03, q 0.48, 158 steps, δ 1e-8: 5.7 ms to 94 ms).
+/// bulk (`Plan::sharp_unsampled_bulk`, below [`FINE_UPPER_SHARP_SPREAD`]): 2²¹. Their
+/// lower end, once landed, meets the tolerance on grids far coarser than it did (σ 0.3,
+/// q 1e-3, 10⁴ steps: a step of 6.3e-4 instead of 5e-5 that missed it), and the finer upper
+/// grid then spends part of the time saved: the upper end 41.500205 became 41.499593
+/// (dp_accounting 0.6.0 at 1e-4: 41.499582), in 0.04 s instead of 0.01 s (0.27 s before
+/// the alignment). Applied to every plan, this limit cost up to 16 times the query (σ 1.03,
+/// q 0.48, 158 steps, δ 1e-8: 5.7 ms to 94 ms).
 const FINE_UPPER_POINTS_SHARP_BULK: f64 = (1u64 << 21) as f64;
 /// Spread of the unsampled bulk, in steps of the grid that met the tolerance, below which
 /// [`FINE_UPPER_POINTS_SHARP_BULK`] applies: where the bulk is that sharp, unaligned grids
@@ -783,9 +784,8 @@ impl Accountant {
             // form's upper end exceeds that by at most the tolerance, the grid (seconds at
             // huge epoch counts) could not narrow the bracket by more: 10¹² epochs at σ 0.3
             // took 7 s for δ(5.6e9) ∈ [1.0e-5, 1], the closed forms' bracket.
-            let all_gaussian = self.plan.upper_gaussian_mu().is_some();
             let beyond_the_grid = epsilon >= LOSS_LIMIT
-                && all_gaussian
+                && self.plan.upper_gaussian_mu().is_some()
                 && self.plan.lower_gaussian_mu().is_some_and(|mu| {
                     let floor = analytic_gaussian::delta_for_epsilon(mu, LOSS_LIMIT).lower;
                     delta.upper - floor <= wanted
