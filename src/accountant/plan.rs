@@ -987,12 +987,16 @@ impl Plan {
         self.widest_loss(WIDTH_SLACK)
     }
 
-    /// [`Plan::widest_loss`] without slack: what a single PMF spans. With the slack, the
-    /// finest step that fits was 4.8e-7 nats for every event, however narrow its losses:
-    /// Poisson-sampled Laplace noise with losses within ±4.3e-6 nats, whose heavy atoms need
-    /// a step of 1.5e-7 (see [`Plan::aligned_step`]), could not get it.
+    /// What the widest single PMF spans ([`Component::loss_range`]: no slack). With the
+    /// slack, the finest step that fits was 4.8e-7 nats for every event, however narrow its
+    /// losses: Poisson-sampled Laplace noise with losses within ±4.3e-6 nats, whose heavy
+    /// atoms need a step of 1.5e-7 (see [`Plan::aligned_step`]), could not get it.
     fn widest_loss_range(&self) -> f64 {
-        self.widest_loss(0.0)
+        self.groups
+            .iter()
+            .map(|g| g.component.loss_range())
+            .chain(self.gaussian_mu.map(gaussian_range))
+            .fold(0.0, f64::max)
     }
 }
 
@@ -1545,6 +1549,22 @@ impl Component {
         }
     }
 
+    /// The single event's loss range (nats) for the finest step a grid can hold
+    /// ([`Plan::fits`]): [`Component::loss_width`] without slack, except that a sampled
+    /// Gaussian's range is its truncated one (sampling narrows it to about q·e^{10μ} nats
+    /// for a small q). With the unsampled Gaussian's width, refinements of σ 1, q 1e-5,
+    /// 10⁶ steps stopped at a step of 1e-5 nats (41 nats across 2²² points, "grid size
+    /// limit", ε in [0.03557, 0.03886]) where the losses span 0.02 nats. (The first grid's
+    /// size and memory estimates keep the rough width.)
+    fn loss_range(&self) -> f64 {
+        match self {
+            Component::SubsampledGaussian(m) => {
+                gaussian_range(m.base().mu()).min(truncated_width_at(m, GAUSSIAN_RANGE_TAIL_MASS))
+            }
+            _ => self.loss_width(0.0),
+        }
+    }
+
     /// A rough width (nats) of the single-event loss range plus `slack`, for grid-size
     /// estimates.
     pub(super) fn loss_width(&self, slack: f64) -> f64 {
@@ -1674,7 +1694,16 @@ fn overshoot(a: f64, h: f64) -> f64 {
 
 /// The loss range of a continuous mechanism between its widest truncation points.
 pub(super) fn truncated_width<M: MonotonePrivacyLoss>(m: &M) -> f64 {
-    let (lo, hi) = m.truncation_points(1e-300);
+    truncated_width_at(m, 1e-300)
+}
+
+/// Tail mass of the rough range of a Gaussian pair ([`gaussian_range`]: ±10σ of its loss,
+/// about 7.6e-24 per side), for ranges of mechanisms measured like it.
+const GAUSSIAN_RANGE_TAIL_MASS: f64 = 1e-24;
+
+/// The loss range of a continuous mechanism between its truncation points at `tail_mass`.
+fn truncated_width_at<M: MonotonePrivacyLoss>(m: &M, tail_mass: f64) -> f64 {
+    let (lo, hi) = m.truncation_points(tail_mass);
     (m.privacy_loss(lo) - m.privacy_loss(hi)).abs().min(1400.0)
 }
 
@@ -1802,5 +1831,49 @@ mod tests {
         assert!((overshoot(0.25, 0.1) - 0.5).abs() < 1e-12);
         assert!((overshoot(0.39, 0.1) - 0.9).abs() < 1e-12);
         assert_eq!(overshoot(1e-3 * (1.0 - 1e-13), 1e-4), 0.0);
+    }
+
+    /// A sampled Gaussian's loss range for the finest grid ([`Component::loss_range`]) is
+    /// far narrower than the unsampled one's at small rates, yet never narrower than what its
+    /// upper and lower PMFs span at the finest tail mass a query uses by default (1e-20 for
+    /// δ(ε)), from σ 0.3 to 30 and q 1e-9 to 0.5.
+    #[test]
+    fn sampled_gaussian_ranges_cover_their_pmfs() {
+        use crate::pld::{PrivacyLossDistribution, Symmetry};
+        for sigma in [0.3, 1.0, 30.0] {
+            for rate in [1e-9, 1e-5, 0.01, 0.5] {
+                let spec = CompositionSpec::dp_sgd(sigma, rate, 10, 1.0).expect("valid");
+                let plan = Plan::from_spec(&spec).expect("plans");
+                let component = &plan.groups[0].component;
+                let Component::SubsampledGaussian(m) = component else {
+                    panic!("sampled Gaussian");
+                };
+                let range = component.loss_range();
+                let unsampled = gaussian_range(m.base().mu());
+                assert!(range <= unsampled, "σ {sigma}, q {rate}: {range}");
+                if rate <= 1e-5 && sigma >= 1.0 {
+                    assert!(range < 0.02 * unsampled, "σ {sigma}, q {rate}: {range}");
+                }
+                let step = (range / 2000.0).max(1e-12);
+                for bound in [Bound::Upper, Bound::Lower] {
+                    let pld = PrivacyLossDistribution::with_merged_tails(
+                        m,
+                        Symmetry::Asymmetric,
+                        step,
+                        1e-20,
+                        bound,
+                        0.0,
+                    )
+                    .expect("discretizes");
+                    for pmf in [pld.remove(), pld.add()] {
+                        let span = (pmf.len() as f64 - 3.0) * step;
+                        assert!(
+                            span <= range,
+                            "σ {sigma}, q {rate}, {bound:?}: {span} > {range}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
