@@ -1517,7 +1517,13 @@ impl Accountant {
     /// and only for plans whose cost follows the
     /// grid's size. `None` when the option is off, `step` is already that fine, or the grid
     /// would not be cheap.
-    fn cheap_finer_step(&self, step: f64, points: usize, bytes: f64) -> Option<f64> {
+    fn cheap_finer_step(
+        &self,
+        step: f64,
+        tail_mass: f64,
+        points: usize,
+        bytes: f64,
+    ) -> Option<f64> {
         let fine = self.options.upper_grid_step?;
         if step <= fine || !self.plan.discretizes_per_point() {
             return None;
@@ -1538,7 +1544,7 @@ impl Accountant {
             && fine_points * self.plan.distinct_factors() as f64 <= FINE_UPPER_WORK
             // (beside the next grid's evaluation, when computed speculatively)
             && bytes * (growth + 1.0) <= self.options.memory_budget_bytes() as f64
-            && self.plan.fits(fine_step);
+            && self.plan.fits(fine_step, tail_mass);
         cheap.then_some(fine_step)
     }
 
@@ -1701,7 +1707,7 @@ impl Accountant {
         // (The probe is one task; an evaluation holds up to CONCURRENT_TASKS.)
         let peak = bytes * CONCURRENT_TASKS as f64;
         let fine_step = self
-            .cheap_finer_step(probe.step, upper.len(), peak)
+            .cheap_finer_step(probe.step, grid.tail_mass, upper.len(), peak)
             .filter(|&fine_step| grid.step > fine_step)?;
         // The probe's bracket predicts the first grid only when it resolves the answer (its
         // lower end above 0 and within a factor 2 of its upper end): on coarser grids the
@@ -1811,7 +1817,7 @@ impl Accountant {
                 }
                 let speculate = match (fixed, previous, fine_tried) {
                     (None, Some((s, p, b)), false) => self
-                        .cheap_finer_step(s, p, b)
+                        .cheap_finer_step(s, tail_mass, p, b)
                         .filter(|&fine_step| step > fine_step),
                     _ => None,
                 };
@@ -2004,7 +2010,7 @@ impl Accountant {
             // 1/step).
             let fitting = (step * bytes / budget)
                 .max(step * points as f64 / MAX_REFINED_POINTS as f64)
-                .max(self.plan.finest_fitting_step());
+                .max(self.plan.finest_fitting_step(tail_mass));
             if next < fitting && fitting <= 0.8 * step {
                 let aligned = self.plan.aligned_step(fitting * 1.01);
                 next = if aligned >= fitting {
@@ -2014,8 +2020,8 @@ impl Accountant {
                 };
             }
             // The composed grids grow like 1/step: stop before one would exceed the limits.
-            let too_large =
-                points as f64 * (step / next) > MAX_REFINED_POINTS as f64 || !self.plan.fits(next);
+            let too_large = points as f64 * (step / next) > MAX_REFINED_POINTS as f64
+                || !self.plan.fits(next, tail_mass);
             let over_budget = bytes * (step / next) > budget;
             if give_up || too_large || over_budget || stalled {
                 // The finer upper grid of `upper_grid_step` (cheap grids only): computed beside
@@ -2025,7 +2031,7 @@ impl Accountant {
                 let finer = match (met, fixed, fine_tried) {
                     (_, _, true) => fine_upper,
                     (true, None, false) if bracket.width() > wanted / 1000.0 => self
-                        .cheap_finer_step(step, points, bytes)
+                        .cheap_finer_step(step, tail_mass, points, bytes)
                         .and_then(|fine_step| {
                             self.upper_only(grid, fine_step, add_upper, &query, &charged, &target)
                         }),

@@ -932,16 +932,17 @@ impl Plan {
         self.spec.events.len() <= RDP_CHEAP_EVENTS
     }
 
-    /// Whether a grid of this step stays within the size limits (rough, per mechanism): twice
-    /// the widest single event's loss range ([`Plan::widest_loss_range`]) in fewer than
-    /// [`MAX_GRID_POINTS`] steps. (The composed grids are checked from their measured sizes.)
-    pub(super) fn fits(&self, step: f64) -> bool {
-        2.0 * self.widest_loss_range() / step < MAX_GRID_POINTS as f64
+    /// Whether a grid of this step, truncated at `tail_mass`, stays within the size limits
+    /// (rough, per mechanism): twice the widest single event's loss range
+    /// ([`Plan::widest_loss_range`]) in fewer than [`MAX_GRID_POINTS`] steps. (The composed
+    /// grids are checked from their measured sizes.)
+    pub(super) fn fits(&self, step: f64, tail_mass: f64) -> bool {
+        2.0 * self.widest_loss_range(tail_mass) / step < MAX_GRID_POINTS as f64
     }
 
     /// The step below which [`Plan::fits`] fails.
-    pub(super) fn finest_fitting_step(&self) -> f64 {
-        2.0 * self.widest_loss_range() / MAX_GRID_POINTS as f64
+    pub(super) fn finest_fitting_step(&self, tail_mass: f64) -> f64 {
+        2.0 * self.widest_loss_range(tail_mass) / MAX_GRID_POINTS as f64
     }
 
     /// Estimated peak bytes of an evaluation on a grid of step `step` before any has run:
@@ -991,10 +992,10 @@ impl Plan {
     /// slack, the finest step that fits was 4.8e-7 nats for every event, however narrow its
     /// losses: Poisson-sampled Laplace noise with losses within ±4.3e-6 nats, whose heavy
     /// atoms need a step of 1.5e-7 (see [`Plan::aligned_step`]), could not get it.
-    fn widest_loss_range(&self) -> f64 {
+    fn widest_loss_range(&self, tail_mass: f64) -> f64 {
         self.groups
             .iter()
-            .map(|g| g.component.loss_range())
+            .map(|g| g.component.loss_range(tail_mass))
             .chain(self.gaussian_mu.map(gaussian_range))
             .fold(0.0, f64::max)
     }
@@ -1549,17 +1550,18 @@ impl Component {
         }
     }
 
-    /// The single event's loss range (nats) for the finest step a grid can hold
-    /// ([`Plan::fits`]): [`Component::loss_width`] without slack, except that a sampled
-    /// Gaussian's range is its truncated one (sampling narrows it to about q·e^{10μ} nats
-    /// for a small q). With the unsampled Gaussian's width, refinements of σ 1, q 1e-5,
-    /// 10⁶ steps stopped at a step of 1e-5 nats (41 nats across 2²² points, "grid size
-    /// limit", ε in [0.03557, 0.03886]) where the losses span 0.02 nats. (The first grid's
-    /// size and memory estimates keep the rough width.)
-    fn loss_range(&self) -> f64 {
+    /// The single event's loss range (nats) on a grid truncated at `tail_mass`, for the
+    /// finest step a grid can hold ([`Plan::fits`]): [`Component::loss_width`] without
+    /// slack, except that a sampled Gaussian's range is its truncated one, which sampling
+    /// narrows (never wider than the unsampled one's). With the unsampled Gaussian's width,
+    /// refinements of σ 1, q 1e-5, 10⁶ steps stopped at a step of 1e-5 nats (41 nats across
+    /// 2²² points, "grid size limit", ε in [0.03557, 0.03886]) where the losses span 0.013
+    /// nats at the ε query's tail mass 1e-14. (The first grid's size and memory estimates
+    /// keep the rough width.)
+    fn loss_range(&self, tail_mass: f64) -> f64 {
         match self {
             Component::SubsampledGaussian(m) => {
-                gaussian_range(m.base().mu()).min(truncated_width_at(m, GAUSSIAN_RANGE_TAIL_MASS))
+                gaussian_range(m.base().mu()).min(truncated_width_at(m, tail_mass))
             }
             _ => self.loss_width(0.0),
         }
@@ -1697,10 +1699,6 @@ pub(super) fn truncated_width<M: MonotonePrivacyLoss>(m: &M) -> f64 {
     truncated_width_at(m, 1e-300)
 }
 
-/// Tail mass of the rough range of a Gaussian pair ([`gaussian_range`]: ±10σ of its loss,
-/// about 7.6e-24 per side), for ranges of mechanisms measured like it.
-const GAUSSIAN_RANGE_TAIL_MASS: f64 = 1e-24;
-
 /// The loss range of a continuous mechanism between its truncation points at `tail_mass`.
 fn truncated_width_at<M: MonotonePrivacyLoss>(m: &M, tail_mass: f64) -> f64 {
     let (lo, hi) = m.truncation_points(tail_mass);
@@ -1835,8 +1833,9 @@ mod tests {
 
     /// A sampled Gaussian's loss range for the finest grid ([`Component::loss_range`]) is
     /// far narrower than the unsampled one's at small rates, yet never narrower than what its
-    /// upper and lower PMFs span at the finest tail mass a query uses by default (1e-20 for
-    /// δ(ε)), from σ 0.3 to 30 and q 1e-9 to 0.5.
+    /// upper and lower PMFs span at that tail mass (the ε query's 1e-14 and the δ query's
+    /// 1e-20; far below, the unsampled width it is capped by, ±10σ of the loss, is short),
+    /// from σ 0.3 to 30 and q 1e-9 to 0.5.
     #[test]
     fn sampled_gaussian_ranges_cover_their_pmfs() {
         use crate::pld::{PrivacyLossDistribution, Symmetry};
@@ -1848,29 +1847,29 @@ mod tests {
                 let Component::SubsampledGaussian(m) = component else {
                     panic!("sampled Gaussian");
                 };
-                let range = component.loss_range();
                 let unsampled = gaussian_range(m.base().mu());
-                assert!(range <= unsampled, "σ {sigma}, q {rate}: {range}");
-                if rate <= 1e-5 && sigma >= 1.0 {
-                    assert!(range < 0.02 * unsampled, "σ {sigma}, q {rate}: {range}");
-                }
-                let step = (range / 2000.0).max(1e-12);
-                for bound in [Bound::Upper, Bound::Lower] {
-                    let pld = PrivacyLossDistribution::with_merged_tails(
-                        m,
-                        Symmetry::Asymmetric,
-                        step,
-                        1e-20,
-                        bound,
-                        0.0,
-                    )
-                    .expect("discretizes");
-                    for pmf in [pld.remove(), pld.add()] {
-                        let span = (pmf.len() as f64 - 3.0) * step;
-                        assert!(
-                            span <= range,
-                            "σ {sigma}, q {rate}, {bound:?}: {span} > {range}"
-                        );
+                for tail_mass in [1e-14, 1e-20] {
+                    let range = component.loss_range(tail_mass);
+                    let at = format!("σ {sigma}, q {rate}, tail {tail_mass}");
+                    assert!(range <= unsampled, "{at}: {range}");
+                    if rate <= 1e-5 && sigma >= 1.0 {
+                        assert!(range < 0.02 * unsampled, "{at}: {range}");
+                    }
+                    let step = (range / 2000.0).max(1e-12);
+                    for bound in [Bound::Upper, Bound::Lower] {
+                        let pld = PrivacyLossDistribution::with_merged_tails(
+                            m,
+                            Symmetry::Asymmetric,
+                            step,
+                            tail_mass,
+                            bound,
+                            0.0,
+                        )
+                        .expect("discretizes");
+                        for pmf in [pld.remove(), pld.add()] {
+                            let span = (pmf.len() as f64 - 3.0) * step;
+                            assert!(span <= range, "{at}, {bound:?}: {span} > {range}");
+                        }
                     }
                 }
             }
