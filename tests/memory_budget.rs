@@ -89,6 +89,35 @@ fn a_fixed_grid_over_the_budget_is_an_error_naming_the_budget() {
     );
 }
 
+/// The estimate behind that error takes a sampled Gaussian's truncated loss range: at q 1e-6
+/// (σ 1, 10⁴ steps) a step's losses span about 1e-3 nats, and a fixed step of 5e-7 nats was
+/// refused as needing the whole 2 GiB default (the unsampled Gaussian's 20 nats across the
+/// grid), though it takes a few MB and answers ε(1e-5) within 1e-5 nats, where the default
+/// search, refining by the second-order rule, stops at [0, 1.8e-4]. The estimate still
+/// refuses the step where the truncated range plus its slack would not fit.
+#[test]
+fn a_fixed_fine_grid_over_a_narrow_sampled_step_is_not_refused() {
+    let spec = CompositionSpec::dp_sgd(1.0, 1e-6, 10_000, 1.0).unwrap();
+    let answer = |grid_step: f64, memory_budget: Option<u64>| {
+        Accountant::new(
+            &spec,
+            AccountantOptions {
+                grid_step: Some(grid_step),
+                memory_budget,
+                ..AccountantOptions::default()
+            },
+        )
+        .unwrap()
+        .epsilon_for_delta(1e-5)
+    };
+    let e = answer(5e-7, None).unwrap().epsilon;
+    assert!(e.lower > 0.0 && e.upper - e.lower < 1e-5, "{e}");
+    let (rdp, _) = pld_accountant::comparison::rdp_epsilon(&spec, 1e-5).unwrap();
+    assert!(e.upper <= rdp, "{e} against RDP {rdp}");
+    let error = answer(5e-7, Some(16 << 20)).unwrap_err();
+    assert!(matches!(error, Error::MemoryBudget { .. }), "{error}");
+}
+
 #[test]
 fn a_budget_below_the_minimum_is_refused_naming_it() {
     let error = Accountant::new(

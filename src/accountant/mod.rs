@@ -1781,7 +1781,7 @@ impl Accountant {
             // The first grid's memory from the events' loss ranges (later grids are checked
             // from the measured sizes before they are chosen, below).
             if refinements == 0 {
-                let needed = self.plan.memory_estimate(step, tilts);
+                let needed = self.plan.memory_estimate(step, tilts, tail_mass);
                 if needed > budget {
                     if fixed.is_none() && coarsenings < MAX_COARSENINGS && step < MAX_GRID_STEP {
                         step = self.plan.aligned_step((step * 4.0).min(MAX_GRID_STEP));
@@ -1809,7 +1809,8 @@ impl Accountant {
                 };
                 // The first grid as predicted, if it fits the budget.
                 if let Some(FineFirst { first_step, .. }) = first {
-                    if first_step != step && self.plan.memory_estimate(first_step, tilts) <= budget
+                    if first_step != step
+                        && self.plan.memory_estimate(first_step, tilts, tail_mass) <= budget
                     {
                         step = first_step;
                         grid.step = first_step;

@@ -945,10 +945,13 @@ impl Plan {
         2.0 * self.widest_loss_range(tail_mass) / MAX_GRID_POINTS as f64
     }
 
-    /// Estimated peak bytes of an evaluation on a grid of step `step` before any has run:
-    /// every group's PMF as wide as its single event's rough loss range, [`CONCURRENT_TASKS`]
-    /// tasks at once (see [`super::task_bytes`]).
-    pub(super) fn memory_estimate(&self, step: f64, tilts: usize) -> f64 {
+    /// Estimated peak bytes of an evaluation on a grid of step `step`, truncated at
+    /// `tail_mass`, before any has run: every group's PMF as wide as its single event's loss
+    /// range there ([`Component::loss_range`]) plus [`WIDTH_SLACK`], [`CONCURRENT_TASKS`]
+    /// tasks at once (see [`super::task_bytes`]). (With a sampled Gaussian's unsampled
+    /// width, σ 1, q 1e-6, 10⁴ steps at a fixed step of 2e-6 nats was refused as needing
+    /// 2 GiB; its PMFs hold about 700 points.)
+    pub(super) fn memory_estimate(&self, step: f64, tilts: usize, tail_mass: f64) -> f64 {
         // No grid holds losses beyond ±LOSS_LIMIT.
         let points = |width: f64| {
             (width.min(2.0 * crate::pmf::grid_pmf::LOSS_LIMIT + 1.0) / step)
@@ -958,7 +961,7 @@ impl Plan {
         let widths: Vec<usize> = self
             .groups
             .iter()
-            .map(|g| points(g.component.loss_width(WIDTH_SLACK)))
+            .map(|g| points(g.component.loss_range(tail_mass) + WIDTH_SLACK))
             .chain(
                 self.gaussian_mu
                     .map(|mu| points(gaussian_range(mu) + WIDTH_SLACK)),
