@@ -356,12 +356,22 @@ fn beyond_the_loss_range_the_upper_end_is_no_looser_than_rdp() {
 /// .compute_epsilon(delta=1e-5, num_self_compositions=[T])` gave (lower, estimate, upper) =
 /// (0.035880, 0.036884, 0.037888) for σ 1 and (0.012460, 0.013461, 0.014463) for σ 2. (For
 /// 10⁷ steps it ran out of memory; that case is checked against RDP only.)
+///
+/// At q 1e-6 and 10⁴ steps (ε about 1.4e-4) the first grid was 1.4e-3 nats, a thousand times
+/// one step's loss spread, where the bracket narrows like √h: refining by the h² rule ran
+/// out of refinements at [0, 1.8e-4]. The bracket must now contain dp_accounting 0.6.0's
+/// value at a step of 3e-8 nats, 1.3931566578870064e-4
+/// (`from_gaussian_mechanism(1.0, sampling_prob=1e-6, use_connect_dots=True,
+/// value_discretization_interval=3e-8).self_compose(10000).get_epsilon_for_delta(1e-5)`;
+/// 1.394049e-4 at 1e-7: converged to 1e-3 relative).
 #[test]
 fn small_sampling_rates_refine_to_the_tolerance() {
+    let dp_accounting = 1.3931566578870064e-4;
     for (sigma, q, steps, reference) in [
         (1.0, 1e-5, 1_000_000u64, Some((0.035880, 0.037888))),
         (2.0, 1e-5, 1_000_000, Some((0.012460, 0.014463))),
         (1.0, 1e-6, 10_000_000, None),
+        (1.0, 1e-6, 10_000, Some((dp_accounting, dp_accounting))),
     ] {
         let spec = CompositionSpec::dp_sgd(sigma, q, steps, 1.0).unwrap();
         let start = Instant::now();
@@ -389,4 +399,24 @@ fn small_sampling_rates_refine_to_the_tolerance() {
         let (rdp, _) = pld_accountant::comparison::rdp_epsilon(&spec, 1e-5).unwrap();
         assert!(e.upper <= rdp, "σ {sigma}: {e} against RDP {rdp}");
     }
+}
+
+/// A refinement the grid size limit allows only by a little is taken when a bracket
+/// narrowing like h² would meet the tolerance there: σ 2, q 1e-3, 10⁸ steps stopped at a step
+/// of 3.75e-5 nats, 0.03631 wide against a target of 0.03622 ("grid size limit"), where a
+/// step of 3.53e-5 fitted (a refinement by less than the fifth required) and meets it.
+#[test]
+fn a_small_last_refinement_that_meets_the_tolerance_is_taken() {
+    let spec = CompositionSpec::dp_sgd(2.0, 1e-3, 100_000_000, 1.0).unwrap();
+    let start = Instant::now();
+    let answer = Accountant::new(&spec, AccountantOptions::default())
+        .unwrap()
+        .epsilon_for_delta(1e-5)
+        .unwrap();
+    let seconds = start.elapsed().as_secs_f64();
+    let e = answer.epsilon;
+    assert!(answer.settings.tolerance_met, "{e} {:?}", answer.settings);
+    assert!(seconds < 2.0, "{e} in {seconds} s");
+    let (rdp, _) = pld_accountant::comparison::rdp_epsilon(&spec, 1e-5).unwrap();
+    assert!(e.upper <= rdp, "{e} against RDP {rdp}");
 }

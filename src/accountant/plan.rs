@@ -107,6 +107,19 @@ pub(super) const TAIL_MERGE_SHARE: f64 = 1e-5;
 /// [`Plan::has_heavy_tailed_allocation`]): σ below 2/3 at Δ = 1.
 const HEAVY_TAILED_ALLOCATION_MU: f64 = 1.5;
 
+/// How much narrower than the first grid's step (by the h² rule) a sampled Gaussian's
+/// per-run loss spread must be for the first grid to start at that spread instead (see
+/// [`Plan::initial_step`]). Within a factor of ten the h² rule still converges (every query of
+/// `scripts/ab_answers.py 150 45` met its tolerance either way, and 59 of them moved by
+/// noise when the threshold was 1).
+const NARROW_SPREAD: f64 = 0.1;
+
+/// Most grid points across the widest single event's truncated loss range plus
+/// [`WIDTH_SLACK`] on a first grid started at a narrow per-run spread (see
+/// [`Plan::initial_step`]): 2²⁰, a step of about 1e-6 nats for the narrow ranges of small
+/// sampling rates, which the memory estimate puts at about 0.5 GiB.
+const NARROW_FIRST_GRID_POINTS: usize = 1 << 20;
+
 /// Nats added to every event's loss range in the first grid's size and memory estimates
 /// (see [`Plan::widest_loss_width`], [`Plan::memory_estimate`]).
 const WIDTH_SLACK: f64 = 1.0;
@@ -620,13 +633,29 @@ impl Plan {
     /// of 1e-5 on a wide event (millions of points, minutes for a mixture) even when the
     /// composition lies far beyond the representable loss range and a coarse grid already
     /// answers; when a finer grid is needed, refinement gets there in a step or two.
-    pub(super) fn initial_step(&self) -> f64 {
+    ///
+    /// That error model needs each run's losses to spread over many steps. A sampled
+    /// Gaussian at a small rate q spreads them over only about `s = q·√(e^{μ²} − 1)` nats
+    /// (their standard deviation), and on coarser grids both ends converge like √h instead
+    /// of h² (σ 1, q 1e-6, 10⁴ runs: a bracket of 8e-3 at 1.4e-3 nats, 4e-4 at 1e-5, 1.5e-5
+    /// at 1e-6), so refinement by the h² rule ran out of refinements at [0, 1.8e-4]. Plans
+    /// whose smallest s is below [`NARROW_SPREAD`] times that step start at s instead, and
+    /// never coarser than before, nor finer than [`NARROW_FIRST_GRID_POINTS`] across the
+    /// widest truncated loss range at `tail_mass` plus [`WIDTH_SLACK`] (the memory estimate's
+    /// width: without that floor, σ 30, q 1e-9 started at 1.4e-7 nats and was refused as
+    /// over the memory budget).
+    pub(super) fn initial_step(&self, tail_mass: f64) -> f64 {
         let k: u64 = self.groups.iter().map(|g| g.count).sum::<u64>() + 1;
         let cheap = self.widest_loss_width() / FIRST_GRID_POINTS as f64;
-        let step = (0.02 / k as f64)
-            .sqrt()
-            .clamp(1e-5, 2e-2)
-            .max(cheap.min(1.0));
+        let rough = (0.02 / k as f64).sqrt().clamp(1e-5, 2e-2);
+        let step = match self.narrowest_sampled_spread() {
+            Some(spread) if spread < NARROW_SPREAD * rough => {
+                let finest = (self.widest_loss_range(tail_mass) + WIDTH_SLACK)
+                    / NARROW_FIRST_GRID_POINTS as f64;
+                spread.max(finest).min(rough.max(cheap.min(1.0)))
+            }
+            _ => rough.max(cheap.min(1.0)),
+        };
         let all_on_lattice = self.gaussian_mu.is_none()
             && self.groups.iter().all(|g| {
                 matches!(g.component, Component::Atoms { lattice: Some(u), .. } if u > 0.0)
@@ -641,6 +670,25 @@ impl Plan {
             }
         }
         self.aligned_step(step)
+    }
+
+    /// The smallest standard deviation of one run's loss among the sampled Gaussians,
+    /// `q·√(e^{μ²} − 1)` (the loss of a run at a small rate is about q times its likelihood
+    /// ratio's deviation from 1, whose variance is e^{μ²} − 1); `None` without them.
+    fn narrowest_sampled_spread(&self) -> Option<f64> {
+        self.groups
+            .iter()
+            .filter_map(|g| match &g.component {
+                Component::SubsampledGaussian(m)
+                    if m.rate() < 1.0 && m.base().mu() < NEAR_ATOM_MIN_MU =>
+                {
+                    let mu = m.base().mu();
+                    Some(m.rate() * (mu * mu).exp_m1().sqrt())
+                }
+                _ => None,
+            })
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .min_by(f64::total_cmp)
     }
 
     /// The largest step ≤ `step` that divides the common lattice of the events whose atoms
