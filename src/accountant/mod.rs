@@ -357,6 +357,12 @@ const MAX_REFINED_POINTS: usize = 1 << 21;
 /// by them takes its step: a margin for the sizes growing a little faster than 1/step.
 const FITTING_MARGIN: f64 = 1.01;
 
+/// The tail mass a grid's loss ranges are judged at: its own where its far tails are merged
+/// (a merge budget), none otherwise (see `Component::loss_range`).
+fn range_tail(tail_mass: f64, merge_budget: f64) -> Option<f64> {
+    (merge_budget > 0.0).then_some(tail_mass)
+}
+
 /// The finer upper grid computed from the start (see [`Accountant::fine_first_steps`]).
 struct FineFirst {
     /// Its step.
@@ -1524,7 +1530,7 @@ impl Accountant {
     fn cheap_finer_step(
         &self,
         step: f64,
-        tail_mass: f64,
+        tail_mass: Option<f64>,
         points: usize,
         bytes: f64,
     ) -> Option<f64> {
@@ -1711,7 +1717,12 @@ impl Accountant {
         // (The probe is one task; an evaluation holds up to CONCURRENT_TASKS.)
         let peak = bytes * CONCURRENT_TASKS as f64;
         let fine_step = self
-            .cheap_finer_step(probe.step, grid.tail_mass, upper.len(), peak)
+            .cheap_finer_step(
+                probe.step,
+                range_tail(grid.tail_mass, grid.merge_budget),
+                upper.len(),
+                peak,
+            )
             .filter(|&fine_step| grid.step > fine_step)?;
         // The probe's bracket predicts the first grid only when it resolves the answer (its
         // lower end above 0 and within a factor 2 of its upper end): on coarser grids the
@@ -1754,10 +1765,13 @@ impl Accountant {
         round_off_share: impl Fn(f64, f64) -> f64,
         read_from: impl Fn(&Bracket) -> (f64, f64) + Sync,
     ) -> Result<(Bracket, Settings, f64)> {
+        // The truncation the plan's loss ranges are judged at (see `Component::loss_range`):
+        // only where far tails are merged.
+        let range_tail = range_tail(tail_mass, merge_budget);
         let fixed = self.options.grid_step;
         let mut step = fixed.unwrap_or_else(|| match self.start_step {
             Some(start) => self.plan.aligned_step(start),
-            None => self.plan.initial_step(tail_mass),
+            None => self.plan.initial_step(range_tail),
         });
         let mut refinements = 0;
         let mut coarsenings = 0;
@@ -1785,7 +1799,7 @@ impl Accountant {
             // The first grid's memory from the events' loss ranges (later grids are checked
             // from the measured sizes before they are chosen, below).
             if refinements == 0 {
-                let needed = self.plan.memory_estimate(step, tilts, tail_mass);
+                let needed = self.plan.memory_estimate(step, tilts, range_tail);
                 if needed > budget {
                     if fixed.is_none() && coarsenings < MAX_COARSENINGS && step < MAX_GRID_STEP {
                         step = self.plan.aligned_step((step * 4.0).min(MAX_GRID_STEP));
@@ -1814,7 +1828,7 @@ impl Accountant {
                 // The first grid as predicted, if it fits the budget.
                 if let Some(FineFirst { first_step, .. }) = first {
                     if first_step != step
-                        && self.plan.memory_estimate(first_step, tilts, tail_mass) <= budget
+                        && self.plan.memory_estimate(first_step, tilts, range_tail) <= budget
                     {
                         step = first_step;
                         grid.step = first_step;
@@ -1822,7 +1836,7 @@ impl Accountant {
                 }
                 let speculate = match (fixed, previous, fine_tried) {
                     (None, Some((s, p, b)), false) => self
-                        .cheap_finer_step(s, tail_mass, p, b)
+                        .cheap_finer_step(s, range_tail, p, b)
                         .filter(|&fine_step| step > fine_step),
                     _ => None,
                 };
@@ -2017,7 +2031,7 @@ impl Accountant {
             // 0.03622 at a step of 3.75e-5 nats; at 3.53e-5, which fits, 0.03265).
             let fitting = (step * bytes / budget)
                 .max(step * points as f64 / MAX_REFINED_POINTS as f64)
-                .max(self.plan.finest_fitting_step(tail_mass));
+                .max(self.plan.finest_fitting_step(range_tail));
             let meets_at = |s: f64| width * (s / step).powi(2) <= wanted;
             let worth_it = fitting <= 0.8 * step
                 || (FITTING_MARGIN * fitting < step && meets_at(FITTING_MARGIN * fitting));
@@ -2031,7 +2045,7 @@ impl Accountant {
             }
             // The composed grids grow like 1/step: stop before one would exceed the limits.
             let too_large = points as f64 * (step / next) > MAX_REFINED_POINTS as f64
-                || !self.plan.fits(next, tail_mass);
+                || !self.plan.fits(next, range_tail);
             let over_budget = bytes * (step / next) > budget;
             if give_up || too_large || over_budget || stalled {
                 // The finer upper grid of `upper_grid_step` (cheap grids only): computed beside
@@ -2041,7 +2055,7 @@ impl Accountant {
                 let finer = match (met, fixed, fine_tried) {
                     (_, _, true) => fine_upper,
                     (true, None, false) if bracket.width() > wanted / 1000.0 => self
-                        .cheap_finer_step(step, tail_mass, points, bytes)
+                        .cheap_finer_step(step, range_tail, points, bytes)
                         .and_then(|fine_step| {
                             self.upper_only(grid, fine_step, add_upper, &query, &charged, &target)
                         }),

@@ -645,12 +645,12 @@ impl Plan {
     /// widest truncated loss range at `tail_mass` plus [`WIDTH_SLACK`] (the memory estimate's
     /// width: without that floor, σ 30, q 1e-9 started at 1.4e-7 nats and was refused as
     /// over the memory budget).
-    pub(super) fn initial_step(&self, tail_mass: f64) -> f64 {
+    pub(super) fn initial_step(&self, tail_mass: Option<f64>) -> f64 {
         let k: u64 = self.groups.iter().map(|g| g.count).sum::<u64>() + 1;
         let cheap = self.widest_loss_width() / FIRST_GRID_POINTS as f64;
         let rough = (0.02 / k as f64).sqrt().clamp(1e-5, 2e-2);
-        let step = match self.narrowest_sampled_spread() {
-            Some(spread) if spread < NARROW_SPREAD * rough => {
+        let step = match (self.narrowest_sampled_spread(), tail_mass) {
+            (Some(spread), Some(_)) if spread < NARROW_SPREAD * rough => {
                 let finest = (self.widest_loss_range(tail_mass) + WIDTH_SLACK)
                     / NARROW_FIRST_GRID_POINTS as f64;
                 spread.max(finest).min(rough.max(cheap.min(1.0)))
@@ -987,12 +987,12 @@ impl Plan {
     /// (rough, per mechanism): twice the widest single event's loss range
     /// ([`Plan::widest_loss_range`]) in fewer than [`MAX_GRID_POINTS`] steps. (The composed
     /// grids are checked from their measured sizes.)
-    pub(super) fn fits(&self, step: f64, tail_mass: f64) -> bool {
+    pub(super) fn fits(&self, step: f64, tail_mass: Option<f64>) -> bool {
         2.0 * self.widest_loss_range(tail_mass) / step < MAX_GRID_POINTS as f64
     }
 
     /// The step below which [`Plan::fits`] fails.
-    pub(super) fn finest_fitting_step(&self, tail_mass: f64) -> f64 {
+    pub(super) fn finest_fitting_step(&self, tail_mass: Option<f64>) -> f64 {
         2.0 * self.widest_loss_range(tail_mass) / MAX_GRID_POINTS as f64
     }
 
@@ -1002,7 +1002,7 @@ impl Plan {
     /// tasks at once (see [`super::task_bytes`]). (With a sampled Gaussian's unsampled
     /// width, σ 1, q 1e-6, 10⁴ steps at a fixed step of 2e-6 nats was refused as needing
     /// 2 GiB; its PMFs hold about 700 points.)
-    pub(super) fn memory_estimate(&self, step: f64, tilts: usize, tail_mass: f64) -> f64 {
+    pub(super) fn memory_estimate(&self, step: f64, tilts: usize, tail_mass: Option<f64>) -> f64 {
         // No grid holds losses beyond ±LOSS_LIMIT.
         let points = |width: f64| {
             (width.min(2.0 * crate::pmf::grid_pmf::LOSS_LIMIT + 1.0) / step)
@@ -1046,7 +1046,7 @@ impl Plan {
     /// slack, the finest step that fits was 4.8e-7 nats for every event, however narrow its
     /// losses: Poisson-sampled Laplace noise with losses within ±4.3e-6 nats, whose heavy
     /// atoms need a step of 1.5e-7 (see [`Plan::aligned_step`]), could not get it.
-    fn widest_loss_range(&self, tail_mass: f64) -> f64 {
+    fn widest_loss_range(&self, tail_mass: Option<f64>) -> f64 {
         self.groups
             .iter()
             .map(|g| g.component.loss_range(tail_mass))
@@ -1608,16 +1608,24 @@ impl Component {
     /// finest step a grid can hold ([`Plan::fits`]): [`Component::loss_width`] without
     /// slack, except that a sampled Gaussian's range (also each part of truncated Poisson
     /// sampling's) is its truncated one, which sampling narrows (never wider than the
-    /// unsampled one's). With the unsampled Gaussian's width,
-    /// refinements of σ 1, q 1e-5, 10⁶ steps stopped at a step of 1e-5 nats (41 nats across
-    /// 2²² points, "grid size limit", ε in [0.03557, 0.03886]) where the losses span 0.013
-    /// nats at the ε query's tail mass 1e-14. (The first grid's size and memory estimates
-    /// keep the rough width.)
-    fn loss_range(&self, tail_mass: f64) -> f64 {
-        match self {
-            Component::SubsampledGaussian(m) => sampled_gaussian_range(m, tail_mass),
+    /// unsampled one's). With the unsampled Gaussian's width, refinements of σ 1, q 1e-5,
+    /// 10⁶ steps stopped at a step of 1e-5 nats (41 nats across 2²² points, "grid size
+    /// limit", ε in [0.03557, 0.03886]) where the losses span 0.013 nats at the ε query's
+    /// tail mass 1e-14.
+    ///
+    /// `tail_mass` is `Some` only for grids whose far tails are merged (a merge budget, as
+    /// ε(δ) queries have): a grid then costs about what its bulk holds. `None` (δ(ε)
+    /// queries, which merge nothing) keeps the rough width: every far-tail node then costs a
+    /// landing of the lower bound's atoms, and σ 0.6, q 1e-6, 10⁶ steps, δ(0.0097) took
+    /// 16.8 s on the grid the truncated range allowed (1.2 s before, its upper end 5.4
+    /// times looser, its lower end 0 either way).
+    fn loss_range(&self, tail_mass: Option<f64>) -> f64 {
+        match (self, tail_mass) {
+            (Component::SubsampledGaussian(m), Some(tail_mass)) => {
+                sampled_gaussian_range(m, tail_mass)
+            }
             // Its parts are sampled Gaussians too (shifts Δ and 2Δ).
-            Component::TruncatedPoisson(tp) => tp
+            (Component::TruncatedPoisson(tp), Some(tail_mass)) => tp
                 .upper()
                 .iter()
                 .map(|part| {
@@ -1942,7 +1950,7 @@ mod tests {
                 };
                 let unsampled = gaussian_range(m.base().mu());
                 for tail_mass in [1e-14, 1e-20] {
-                    let range = component.loss_range(tail_mass);
+                    let range = component.loss_range(Some(tail_mass));
                     let at = format!("σ {sigma}, q {rate}, tail {tail_mass}");
                     assert!(range <= unsampled, "{at}: {range}");
                     if rate <= 1e-5 && sigma >= 1.0 {
