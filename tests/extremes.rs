@@ -4,7 +4,7 @@
 //!
 //! The truths here are lower bounds on δ(ε) that follow from one event alone (see each test).
 
-use pld_accountant::{Accountant, AccountantOptions, CompositionSpec};
+use pld_accountant::{Accountant, AccountantOptions, Bracket, CompositionSpec};
 use std::time::Instant;
 
 fn delta(spec: &str, epsilon: f64) -> (f64, f64, f64) {
@@ -374,30 +374,14 @@ fn small_sampling_rates_refine_to_the_tolerance() {
         (1.0, 1e-6, 10_000, Some((dp_accounting, dp_accounting))),
     ] {
         let spec = CompositionSpec::dp_sgd(sigma, q, steps, 1.0).unwrap();
-        let start = Instant::now();
-        let answer = Accountant::new(&spec, AccountantOptions::default())
-            .unwrap()
-            .epsilon_for_delta(1e-5)
-            .unwrap();
-        let seconds = start.elapsed().as_secs_f64();
-        let e = answer.epsilon;
-        assert!(
-            answer.settings.tolerance_met,
-            "σ {sigma}: {e} {:?}",
-            answer.settings
-        );
-        assert!(
-            e.lower > 0.0 && seconds < 2.0,
-            "σ {sigma}: {e} in {seconds} s"
-        );
+        let e = met_in_two_seconds_within_rdp(&spec, &format!("σ {sigma}, q {q}, {steps} steps"));
+        assert!(e.lower > 0.0, "σ {sigma}: {e}");
         if let Some((lower, upper)) = reference {
             assert!(
                 e.lower <= upper && lower <= e.upper,
                 "σ {sigma}: {e} against prv_accountant [{lower}, {upper}]"
             );
         }
-        let (rdp, _) = pld_accountant::comparison::rdp_epsilon(&spec, 1e-5).unwrap();
-        assert!(e.upper <= rdp, "σ {sigma}: {e} against RDP {rdp}");
     }
 }
 
@@ -408,17 +392,28 @@ fn small_sampling_rates_refine_to_the_tolerance() {
 #[test]
 fn a_small_last_refinement_that_meets_the_tolerance_is_taken() {
     let spec = CompositionSpec::dp_sgd(2.0, 1e-3, 100_000_000, 1.0).unwrap();
+    met_in_two_seconds_within_rdp(&spec, "σ 2, q 1e-3, 10⁸ steps");
+}
+
+/// ε(1e-5) of `spec` at default settings, after checking that it meets the tolerance, takes
+/// under 2 s and has an upper end no looser than RDP's (`what` names the case).
+fn met_in_two_seconds_within_rdp(spec: &CompositionSpec, what: &str) -> Bracket {
     let start = Instant::now();
-    let answer = Accountant::new(&spec, AccountantOptions::default())
+    let answer = Accountant::new(spec, AccountantOptions::default())
         .unwrap()
         .epsilon_for_delta(1e-5)
         .unwrap();
     let seconds = start.elapsed().as_secs_f64();
     let e = answer.epsilon;
-    assert!(answer.settings.tolerance_met, "{e} {:?}", answer.settings);
-    assert!(seconds < 2.0, "{e} in {seconds} s");
-    let (rdp, _) = pld_accountant::comparison::rdp_epsilon(&spec, 1e-5).unwrap();
-    assert!(e.upper <= rdp, "{e} against RDP {rdp}");
+    assert!(
+        answer.settings.tolerance_met,
+        "{what}: {e} {:?}",
+        answer.settings
+    );
+    assert!(seconds < 2.0, "{what}: {e} in {seconds} s");
+    let (rdp, _) = pld_accountant::comparison::rdp_epsilon(spec, 1e-5).unwrap();
+    assert!(e.upper <= rdp, "{what}: {e} against RDP {rdp}");
+    e
 }
 
 /// δ(ε) queries merge no far-tail bins (δ is not known in advance), so each far-tail node of
