@@ -357,6 +357,46 @@ const MAX_REFINED_POINTS: usize = 1 << 21;
 /// by them takes its step: a margin for the sizes growing a little faster than 1/step.
 const FITTING_MARGIN: f64 = 1.01;
 
+/// The δ a δ(ε) query's merge budget is set for while its bracket's lower end is still 0,
+/// relative to the upper end (see [`TailMerging::FromLowerDelta`]): merging then costs the
+/// tolerance only if δ is below a thousandth of that upper end, and the next grid, whose
+/// lower end is usually above 0, sets the budget from it instead.
+const UNRESOLVED_DELTA_SHARE: f64 = 1e-3;
+
+/// How the grids of a refinement merge the far tails of each event (see
+/// [`Plan::merge_budget`]).
+#[derive(Debug, Clone, Copy)]
+enum TailMerging {
+    /// Every grid with this budget (ε(δ) queries: [`Plan::merge_budget`] at the δ asked).
+    Fixed(f64),
+    /// δ(ε) queries, whose answer is not known in advance: the first grid merges nothing.
+    /// From the first refinement that the unmerged ranges would stop or hold back on, each
+    /// grid merges with the budget of an ε(δ) query at the lower end of the bracket so far
+    /// (so merging moves δ by at most `TAIL_MERGE_SHARE` of the δ answered, a tenth of the
+    /// default tolerance), or at [`UNRESOLVED_DELTA_SHARE`] of its upper end while the lower
+    /// end is 0. Without it the finer grids a small sampling rate needs were refused for
+    /// the width of the unmerged ranges (σ 1, q 1e-5, 10⁶ steps, δ(0.0369): [7.0e-6,
+    /// 1.6e-5], grid size limit).
+    FromLowerDelta,
+}
+
+impl TailMerging {
+    /// The budget of a grid merging its tails, given the bracket so far (a δ query's first
+    /// grid: `None`, no merging).
+    fn budget(self, plan: &Plan, best: Option<Bracket>) -> f64 {
+        match self {
+            TailMerging::Fixed(budget) => budget,
+            TailMerging::FromLowerDelta => match best {
+                Some(b) if b.lower > 0.0 && b.lower.is_finite() => plan.merge_budget(b.lower),
+                Some(b) if b.upper > 0.0 && b.upper.is_finite() => {
+                    plan.merge_budget(UNRESOLVED_DELTA_SHARE * b.upper)
+                }
+                _ => 0.0,
+            },
+        }
+    }
+}
+
 /// The tail mass a grid's loss ranges are judged at: its own where its far tails are merged
 /// (a merge budget), none otherwise (see `Component::loss_range`).
 fn range_tail(tail_mass: f64, merge_budget: f64) -> Option<f64> {
@@ -606,7 +646,7 @@ impl Accountant {
             self.refine(
                 tail_mass,
                 tilts_reaching,
-                merge_budget,
+                TailMerging::Fixed(merge_budget),
                 query,
                 charged,
                 target,
@@ -818,11 +858,11 @@ impl Accountant {
         let mut kept: Option<(Bracket, Settings)> = None;
         loop {
             passes += 1;
-            // δ is unknown: no tail bins merged (see `Plan::merge_budget`).
+            // δ is unknown: tail bins are merged once a grid has bounded it from below.
             let (mut delta, mut settings, roundoff_mass) = self.refine(
                 tail_mass,
                 (tilts, reaching),
-                0.0,
+                TailMerging::FromLowerDelta,
                 |pmf| pmf.delta_for_epsilon(epsilon),
                 |pmf, _| pmf.charged_at(epsilon),
                 target,
@@ -1758,16 +1798,18 @@ impl Accountant {
         &self,
         tail_mass: f64,
         (tilts, reaching): (usize, bool),
-        merge_budget: f64,
+        merging: TailMerging,
         query: impl Fn(&GridPmf) -> f64 + Sync,
         charged: impl Fn(&GridPmf, f64) -> f64 + Sync,
         target: impl Fn(&Bracket) -> f64 + Sync,
         round_off_share: impl Fn(f64, f64) -> f64,
         read_from: impl Fn(&Bracket) -> (f64, f64) + Sync,
     ) -> Result<(Bracket, Settings, f64)> {
-        // The truncation the plan's loss ranges are judged at (see `Component::loss_range`):
-        // only where far tails are merged.
-        let range_tail = range_tail(tail_mass, merge_budget);
+        // The merge budget of the first grid, and the truncation the plan's loss ranges are
+        // judged at (see `Component::loss_range`): only where far tails are merged. Both are
+        // those of the grid to be evaluated next (a δ query's may change, see below).
+        let mut merge_budget = merging.budget(&self.plan, None);
+        let mut range_tail = range_tail(tail_mass, merge_budget);
         let fixed = self.options.grid_step;
         let mut step = fixed.unwrap_or_else(|| match self.start_step {
             Some(start) => self.plan.aligned_step(start),
@@ -2021,31 +2063,55 @@ impl Accountant {
             } else {
                 0.8
             };
-            let mut next = self
+            let wanted_next = self
                 .plan
                 .aligned_step(step * (0.95 * (wanted / width).sqrt()).clamp(0.1, largest_factor));
-            // A refinement the memory budget or the grid size limits cannot hold: the finest
-            // step that fits, if it is still a refinement (memory and composed grids grow like
-            // 1/step): by a fifth at least, or by less when a bracket narrowing like h² would
-            // meet the tolerance there (σ 2, q 1e-3, 10⁸ steps stopped 0.03631 wide against
-            // 0.03622 at a step of 3.75e-5 nats; at 3.53e-5, which fits, 0.03265).
-            let fitting = (step * bytes / budget)
-                .max(step * points as f64 / MAX_REFINED_POINTS as f64)
-                .max(self.plan.finest_fitting_step(range_tail));
-            let meets_at = |s: f64| width * (s / step).powi(2) <= wanted;
-            let worth_it = fitting <= 0.8 * step
-                || (FITTING_MARGIN * fitting < step && meets_at(FITTING_MARGIN * fitting));
-            if next < fitting && worth_it {
-                let aligned = self.plan.aligned_step(fitting * FITTING_MARGIN);
-                next = if aligned >= fitting {
-                    aligned
-                } else {
-                    fitting * FITTING_MARGIN
-                };
+            // The next step when the events' ranges are judged at `range_tail`, and whether
+            // the grid size limits stop there.
+            let next_at = |range_tail: Option<f64>| -> (f64, bool) {
+                let mut next = wanted_next;
+                // A refinement the memory budget or the grid size limits cannot hold: the
+                // finest step that fits, if it is still a refinement (memory and composed
+                // grids grow like 1/step): by a fifth at least, or by less when a bracket
+                // narrowing like h² would meet the tolerance there (σ 2, q 1e-3, 10⁸ steps
+                // stopped 0.03631 wide against 0.03622 at a step of 3.75e-5 nats; at
+                // 3.53e-5, which fits, 0.03265).
+                let fitting = (step * bytes / budget)
+                    .max(step * points as f64 / MAX_REFINED_POINTS as f64)
+                    .max(self.plan.finest_fitting_step(range_tail));
+                let meets_at = |s: f64| width * (s / step).powi(2) <= wanted;
+                let worth_it = fitting <= 0.8 * step
+                    || (FITTING_MARGIN * fitting < step && meets_at(FITTING_MARGIN * fitting));
+                if next < fitting && worth_it {
+                    let aligned = self.plan.aligned_step(fitting * FITTING_MARGIN);
+                    next = if aligned >= fitting {
+                        aligned
+                    } else {
+                        fitting * FITTING_MARGIN
+                    };
+                }
+                // The composed grids grow like 1/step: stop before one would exceed the limits.
+                let too_large = points as f64 * (step / next) > MAX_REFINED_POINTS as f64
+                    || !self.plan.fits(next, range_tail);
+                (next, too_large)
+            };
+            let (mut next, mut too_large) = next_at(range_tail);
+            // A δ(ε) query's next grid: once merging has started, with the budget of the
+            // bracket so far; before, only when the unmerged ranges would stop or hold back
+            // the refinement (where they do not, merging would only move δ: queries whose
+            // brackets stall for other reasons took twice as long on the finer grids the
+            // truncated ranges allowed, for nothing).
+            if let TailMerging::FromLowerDelta = merging {
+                let candidate = merging.budget(&self.plan, best);
+                let merged_range = self::range_tail(tail_mass, candidate);
+                let (merged_next, merged_too_large) = next_at(merged_range);
+                let limited = too_large || merged_next < next;
+                if merge_budget > 0.0 || (candidate > 0.0 && limited && !give_up && !stalled) {
+                    merge_budget = candidate;
+                    range_tail = merged_range;
+                    (next, too_large) = (merged_next, merged_too_large);
+                }
             }
-            // The composed grids grow like 1/step: stop before one would exceed the limits.
-            let too_large = points as f64 * (step / next) > MAX_REFINED_POINTS as f64
-                || !self.plan.fits(next, range_tail);
             let over_budget = bytes * (step / next) > budget;
             if give_up || too_large || over_budget || stalled {
                 // The finer upper grid of `upper_grid_step` (cheap grids only): computed beside

@@ -1614,11 +1614,11 @@ impl Component {
     /// tail mass 1e-14.
     ///
     /// `tail_mass` is `Some` only for grids whose far tails are merged (a merge budget, as
-    /// ε(δ) queries have): a grid then costs about what its bulk holds. `None` (δ(ε)
-    /// queries, which merge nothing) keeps the rough width: every far-tail node then costs a
+    /// ε(δ) queries have, and δ(ε) queries once unmerged ranges would stop a refinement, see
+    /// the accountant's `TailMerging`): a grid then costs about what its bulk holds. `None`
+    /// (grids that merge nothing) keeps the rough width: every far-tail node then costs a
     /// landing of the lower bound's atoms, and σ 0.6, q 1e-6, 10⁶ steps, δ(0.0097) took
-    /// 16.8 s on the grid the truncated range allowed (1.2 s before, its upper end 5.4
-    /// times looser, its lower end 0 either way).
+    /// 16.8 s on the grid the truncated range allowed when δ(ε) queries merged nothing.
     fn loss_range(&self, tail_mass: Option<f64>) -> f64 {
         match (self, tail_mass) {
             (Component::SubsampledGaussian(m), Some(tail_mass)) => {
