@@ -436,7 +436,11 @@ fn delta_queries_at_small_rates_are_narrow() {
         let seconds = start.elapsed().as_secs_f64();
         // (About 1.7 s alone for 10⁷ steps; the limit leaves room for the other tests of
         // this file running beside it.)
-        assert!(seconds < 10.0, "{what}: δ({}) = {d} in {seconds} s", e.upper);
+        assert!(
+            seconds < 10.0,
+            "{what}: δ({}) = {d} in {seconds} s",
+            e.upper
+        );
         assert!(
             0.0 < d.lower && d.lower <= 1e-5 && d.width() <= width * d.upper,
             "{what}: δ({}) = {d}",
