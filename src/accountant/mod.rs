@@ -372,7 +372,7 @@ enum TailMerging {
     /// δ(ε) queries, whose answer is not known in advance: the first grid merges nothing.
     /// From the first refinement that the unmerged ranges would stop or hold back on, each
     /// grid merges with the budget of an ε(δ) query at the lower end of the bracket so far
-    /// (so merging moves δ by at most `TAIL_MERGE_SHARE` of the δ answered, a tenth of the
+    /// (so merging moves δ by at most `TAIL_MERGE_SHARE` of that lower end, a tenth of the
     /// default tolerance), or at [`UNRESOLVED_DELTA_SHARE`] of its upper end while the lower
     /// end is 0. Without it the finer grids a small sampling rate needs were refused for
     /// the width of the unmerged ranges (σ 1, q 1e-5, 10⁶ steps, δ(0.0369): [7.0e-6,
