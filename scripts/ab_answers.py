@@ -31,11 +31,13 @@ import sys
 import time
 
 
-def answer(binary, sigma, rate, steps, delta):
-    """(lower, upper, tolerance met, stopped by, seconds) of one query, or None if it failed."""
+def query(binary, sigma, rate, steps, asked, value):
+    """(lower, upper, tolerance met, stopped by, seconds) of one query, or None if it failed:
+    `asked` "epsilon" gives ε(δ = value), "delta" gives δ(ε = value)."""
+    given = "delta" if asked == "epsilon" else "epsilon"
     command = [
-        binary, "epsilon", "--sigma", str(sigma), "--sampling-rate", str(rate),
-        "--steps", str(steps), "--delta", str(delta), "--format", "json",
+        binary, asked, "--sigma", str(sigma), "--sampling-rate", str(rate),
+        "--steps", str(steps), f"--{given}", repr(value), "--format", "json",
     ]
     start = time.perf_counter()
     run = subprocess.run(command, capture_output=True, text=True, timeout=600)
@@ -44,27 +46,8 @@ def answer(binary, sigma, rate, steps, delta):
         return None
     result = json.loads(run.stdout)
     settings = result["settings"]
-    epsilon = result["epsilon"]
-    return (epsilon["lower"], epsilon["upper"], settings["tolerance_met"],
-            settings.get("stopped_by"), seconds)
-
-
-def delta_answer(binary, sigma, rate, steps, epsilon):
-    """(lower, upper, tolerance met, stopped by, seconds) of one δ(ε) query, or None if it
-    failed."""
-    command = [
-        binary, "delta", "--sigma", str(sigma), "--sampling-rate", str(rate),
-        "--steps", str(steps), "--epsilon", repr(epsilon), "--format", "json",
-    ]
-    start = time.perf_counter()
-    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    seconds = round(time.perf_counter() - start, 2)
-    if run.returncode != 0:
-        return None
-    result = json.loads(run.stdout)
-    settings = result["settings"]
-    delta = result["delta"]
-    return (delta["lower"], delta["upper"], settings["tolerance_met"],
+    bracket = result[asked]
+    return (bracket["lower"], bracket["upper"], settings["tolerance_met"],
             settings.get("stopped_by"), seconds)
 
 
@@ -92,17 +75,17 @@ def main():
         steps = int(10 ** draw.uniform(1, most_steps))
         delta = draw.choice([1e-3, 1e-5, 1e-8, 1e-10])
         if delta_queries:
-            reference = answer(old_binary, sigma, rate, steps, delta)
+            reference = query(old_binary, sigma, rate, steps, "epsilon", delta)
             if reference is None or not reference[1] > 0:
                 print(f"σ {sigma} q {rate} steps {steps} δ {delta:g}: no ε to ask δ at")
                 continue
             epsilon = reference[1]
-            old = delta_answer(old_binary, sigma, rate, steps, epsilon)
-            new = delta_answer(new_binary, sigma, rate, steps, epsilon)
+            old = query(old_binary, sigma, rate, steps, "delta", epsilon)
+            new = query(new_binary, sigma, rate, steps, "delta", epsilon)
             delta = f"({delta:g}) at ε {epsilon:.6g}"
         else:
-            old = answer(old_binary, sigma, rate, steps, delta)
-            new = answer(new_binary, sigma, rate, steps, delta)
+            old = query(old_binary, sigma, rate, steps, "epsilon", delta)
+            new = query(new_binary, sigma, rate, steps, "epsilon", delta)
         flags = []
         if old is None or new is None:
             flags.append("FAILED")
