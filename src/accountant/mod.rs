@@ -858,7 +858,8 @@ impl Accountant {
         let mut kept: Option<(Bracket, Settings)> = None;
         loop {
             passes += 1;
-            // δ is unknown: tail bins are merged once a grid has bounded it from below.
+            // δ is unknown: tail bins are merged only once the unmerged ranges would stop a
+            // refinement, with the budget of the bracket so far (see `TailMerging`).
             let (mut delta, mut settings, roundoff_mass) = self.refine(
                 tail_mass,
                 (tilts, reaching),
