@@ -430,3 +430,37 @@ fn small_deltas_of_several_participations_retry_with_a_tilted_split() {
         );
     }
 }
+
+/// A δ(ε) query truncates its finer grids for the δ its bracket has found (1e-9 of it over
+/// the events), not at the 1e-20 its first grid starts from before δ is known: that put the
+/// cut of each epoch's lattice so high that the lattice hit its size limit, and the lower
+/// end stopped converging (this case took 25 s and 1 GB and missed its tolerance at
+/// [2.076331e-4, 2.076722e-4]). Checked against what does not depend on the truncation:
+/// the two Gaussians around every allocation, and the ε(δ) queries at the two ends.
+#[test]
+fn delta_queries_truncate_for_the_delta_they_find() {
+    let spec = spec(1.1, 235, 1, 20);
+    let accountant = Accountant::new(&spec, AccountantOptions::default()).unwrap();
+    let start = std::time::Instant::now();
+    let answer = accountant.delta_for_epsilon(1.0).unwrap();
+    let seconds = start.elapsed().as_secs_f64();
+    let d = answer.delta;
+    assert!(answer.settings.tolerance_met, "{d} {:?}", answer.settings);
+    assert!(
+        answer.settings.tail_mass.unwrap() > 1e-20,
+        "{:?}",
+        answer.settings
+    );
+    assert!(seconds < 10.0, "{seconds} s");
+    // Between the sum of each epoch's outputs and the record's steps without amplification.
+    let sum = analytic_gaussian::delta_for_epsilon((20.0f64 / 235.0).sqrt() / 1.1, 1.0).lower;
+    let plain = analytic_gaussian::delta_for_epsilon(20.0f64.sqrt() / 1.1, 1.0).upper;
+    assert!(sum <= d.lower && d.upper <= plain, "{sum} {d} {plain}");
+    // δ(1) ≤ d.upper, so ε(d.upper) ≤ 1; δ(1) ≥ d.lower, so ε(d.lower) ≥ 1.
+    let at_upper = accountant.epsilon_for_delta(d.upper).unwrap().epsilon;
+    let at_lower = accountant.epsilon_for_delta(d.lower).unwrap().epsilon;
+    assert!(
+        at_upper.lower <= 1.0 && 1.0 <= at_lower.upper,
+        "{at_upper} {at_lower}"
+    );
+}

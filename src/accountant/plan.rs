@@ -103,6 +103,11 @@ pub(super) const FIRST_GRID_POINTS: usize = 1 << 16;
 /// 0.90, 0.92, 0.98 and 0.93 of their time (fewer CDF evaluations in the far tails).
 pub(super) const TAIL_MERGE_SHARE: f64 = 1e-5;
 
+/// Share of δ that the truncations of a δ(ε) query may charge in all, once its bracket bounds
+/// δ from below (see [`Plan::delta_query_truncation`]): that of an ε(δ) query's default
+/// truncation, 1e-9·δ, spread over the events composed.
+pub(super) const TRUNCATION_SHARE: f64 = 1e-9;
+
 /// μ = Δ/σ above which a random allocation's steps count as heavy-tailed (see
 /// [`Plan::has_heavy_tailed_allocation`]): σ below 2/3 at Δ = 1.
 const HEAVY_TAILED_ALLOCATION_MU: f64 = 1.5;
@@ -1349,17 +1354,36 @@ impl Plan {
     /// [`PrivacyLossDistribution::with_merged_tails`]). Either bound stays guaranteed
     /// whatever the budget; the share only decides how much tightness merging may cost.
     pub(super) fn merge_budget(&self, delta: f64) -> f64 {
-        let events = self
-            .groups
-            .iter()
-            .fold(f64::from(u8::from(self.gaussian_mu.is_some())), |n, g| {
-                n + g.count as f64
-            });
+        let events = self.event_count();
         if events >= 1.0 && delta.is_finite() && delta > 0.0 {
             TAIL_MERGE_SHARE * delta / events
         } else {
             0.0
         }
+    }
+
+    /// The events composed (the unsampled Gaussians, composed in closed form, count as one).
+    fn event_count(&self) -> f64 {
+        self.groups
+            .iter()
+            .fold(f64::from(u8::from(self.gaussian_mu.is_some())), |n, g| {
+                n + g.count as f64
+            })
+    }
+
+    /// The truncation mass of a δ(ε) query's grids once its bracket bounds δ from below by
+    /// `delta_lower`: [`TRUNCATION_SHARE`]·δ over the number of events composed, rounded
+    /// down to a power of ten (so that queries at nearby ε share their discretizations),
+    /// so that what all the truncations together charge to the infinite loss (upper bound)
+    /// or leave out (lower bound) stays within that share of δ. `None` without events or
+    /// for a `delta_lower` that is not positive and finite. Either bound stays guaranteed
+    /// whatever the truncation; the share only decides how much tightness it may cost.
+    pub(super) fn delta_query_truncation(&self, delta_lower: f64) -> Option<f64> {
+        let events = self.event_count();
+        let share = TRUNCATION_SHARE * delta_lower / events;
+        (events >= 1.0 && share > 0.0 && share.is_finite())
+            .then(|| 10f64.powf(share.log10().floor()).min(share))
+            .filter(|&tail| tail > 0.0)
     }
 
     /// Whether a lower bound in the plan is loose by nature (shuffling; random allocation of
@@ -1920,6 +1944,31 @@ mod tests {
         );
         // ε₀ = 0.5: the largest step ≤ 0.03 dividing it is 0.5/17.
         assert_eq!(laplace.aligned_step(0.03), 0.5 / 17.0);
+    }
+
+    /// A δ query's truncation is 1e-9·δ over the events, rounded down to a power of ten
+    /// (never above it), and none for a δ that bounds nothing.
+    #[test]
+    fn delta_query_truncations_are_powers_of_ten_below_the_share() {
+        let twenty = plan(
+            r#"{"neighbouring":"add_remove","events":[{"mechanism":"gaussian","sigma":1.0,
+            "sampling":{"poisson":0.01},"count":20}]}"#,
+        );
+        // 1e-9 · 2.07e-4 / 20 = 1.035e-14.
+        assert_eq!(twenty.delta_query_truncation(2.07e-4), Some(1e-14));
+        // 1e-9 · 1e-5 / 20 = 5e-16.
+        assert_eq!(twenty.delta_query_truncation(1e-5), Some(1e-16));
+        for delta in [1e-300, 1e-12, 0.3, 1.0] {
+            let tail = twenty.delta_query_truncation(delta).expect("a truncation");
+            let share = TRUNCATION_SHARE * delta / 20.0;
+            assert!(
+                tail <= share && tail > 0.1 * share * (1.0 - 1e-12),
+                "{delta}: {tail}"
+            );
+        }
+        for delta in [0.0, -1.0, f64::NAN, f64::INFINITY, 5e-324] {
+            assert_eq!(twenty.delta_query_truncation(delta), None, "{delta}");
+        }
     }
 
     /// The distance beyond a grid point, in steps: 0 on a grid point, within 1e-9 of one.

@@ -65,7 +65,10 @@ pub struct AccountantOptions {
     pub tolerance: Tolerance,
     /// Fixed grid step in nats (disables refinement).
     pub grid_step: Option<f64>,
-    /// Fixed truncation mass per truncation (default: 1e-14, or 1e-9·δ if smaller).
+    /// Fixed truncation mass per truncation (default: for ε(δ), 1e-14, or 1e-9·δ if
+    /// smaller; for δ(ε), 1e-20 on the first grid, then 1e-9·δ over the number of events
+    /// for the δ the bracket bounds from below, rounded down to a power of ten, at most
+    /// 1e-14).
     pub tail_mass: Option<f64>,
     /// Bytes the grids of one evaluation may hold (default [`DEFAULT_MEMORY_BUDGET`], at
     /// least [`MIN_MEMORY_BUDGET`]). The accountant estimates the memory of a grid before

@@ -99,13 +99,17 @@
 //! [4.2316, 4.9168], 18 epochs at δ 1e-5 in [34.07, 43.55], on every grid. A lattice in
 //! ln B near 0 would be needed.
 //!
-//! Known limit: the rounding bounds of the lattice's masses (differences of CDF tails, up
-//! to `1e-6/t` relative per cell) are applied to the whole t-fold power at their largest,
-//! `(1 ± r)^t`, and the spread's slack adds about as much: each epoch's bounds are off by
-//! about 1e-6 of their mass, which adds up over epochs. ε(δ) does not notice; δ(ε), whose
-//! tolerance is 1e-4 of δ, can: 20 epochs of σ 1.1, t 235 give δ(1) in [2.07633e-4,
-//! 2.07672e-4] on every grid (1.9e-4 wide). Per-cell bounds, or cell masses computed
-//! without cancellation, would be needed.
+//! Known limit: δ(ε) over many epochs, whose tolerance is 1e-4 of δ, can stop narrowing
+//! short of it: 60 epochs of σ 1.1, t 235 give δ(2.34) in [9.637771e-6, 9.639919e-6] (2.2e-4
+//! wide) at grid step 4.1e-4, and on finer grids (finer lattices) both ends of a grid's own
+//! bracket move outwards. The rounding bounds of the lattice's masses (differences of CDF
+//! tails, up to `1e-6/t` relative per cell), applied to the whole t-fold power at their
+//! largest, `(1 ± r)^t`, explain about a tenth of that (r = 1.9e-9 at spacing 1.3e-3:
+//! 2.7e-5 of δ over 60 epochs); the rest is not located yet. (Until
+//! δ(ε) queries truncated for the δ they find, a truncation of 1e-20 cut B so high that
+//! the lattice hit its size limit, and 20 epochs gave δ(1) in [2.07633e-4, 2.07672e-4] on
+//! every grid; now [2.076579e-4, 2.076771e-4], within the tolerance.) ε(δ) does not
+//! notice.
 //!
 //! # Several participations: a lower bound
 //! With k of the t steps carrying the record (1 < k < t), the likelihood ratio of the epoch
