@@ -73,38 +73,50 @@ fn brackets_contain_chua_et_al_lower_bound_and_meet_the_unamplified_gaussian() {
     let doc = fixture("shuffle/chua_lower.json");
     let cases = doc["cases"].as_array().unwrap();
     assert!(cases.len() >= 30);
-    for case in cases {
-        let label = case["label"].as_str().unwrap();
-        let sigma = number(case, "sigma");
-        let t = case["steps_per_epoch"].as_u64().unwrap();
-        let epochs = case["epochs"].as_u64().unwrap();
-        let eps = number(case, "epsilon");
-        let (lower, upper) = delta(&shuffled(sigma, t, epochs), eps);
-        let chua = number(case, "delta_lower");
-        let unamplified = number(case, "delta_deterministic");
-        let claim = number(case, "delta_poisson");
-        let tolerance = if case["method"] == "threshold" {
-            THRESHOLD_RELATIVE
-        } else {
-            COMPOSED_RELATIVE
-        };
-        assert!(
-            lower >= chua * (1.0 - tolerance),
-            "{label} ε {eps}: our lower {lower} below Chua et al.'s {chua}"
-        );
-        assert!(lower <= upper, "{label} ε {eps}: {lower} > {upper}");
-        // The upper bound is the Gaussian without amplification, to the accountant's
-        // tolerance (and never below it).
-        assert!(
-            upper >= unamplified * (1.0 - 1e-12) && upper <= unamplified * (1.0 + 1e-4) + 1e-15,
-            "{label} ε {eps}: upper {upper} vs the unamplified Gaussian {unamplified}"
-        );
-        // In every case here the Poisson claim is below what is proven to leak.
-        assert!(
-            claim < lower,
-            "{label} ε {eps}: Poisson claims {claim}, proven lower bound {lower}"
-        );
-    }
+    // The cases on two threads (each query is mostly serial; they were this suite's
+    // longest test at 140 s): a failing case panics its thread, and the scope then fails
+    // the test after the panic message has named the case.
+    let halves = cases.split_at(cases.len() / 2);
+    std::thread::scope(|scope| {
+        for half in [halves.0, halves.1] {
+            scope.spawn(move || half.iter().for_each(check_chua_case));
+        }
+    });
+}
+
+/// One case of `shuffle/chua_lower.json` (see
+/// [`brackets_contain_chua_et_al_lower_bound_and_meet_the_unamplified_gaussian`]).
+fn check_chua_case(case: &serde_json::Value) {
+    let label = case["label"].as_str().unwrap();
+    let sigma = number(case, "sigma");
+    let t = case["steps_per_epoch"].as_u64().unwrap();
+    let epochs = case["epochs"].as_u64().unwrap();
+    let eps = number(case, "epsilon");
+    let (lower, upper) = delta(&shuffled(sigma, t, epochs), eps);
+    let chua = number(case, "delta_lower");
+    let unamplified = number(case, "delta_deterministic");
+    let claim = number(case, "delta_poisson");
+    let tolerance = if case["method"] == "threshold" {
+        THRESHOLD_RELATIVE
+    } else {
+        COMPOSED_RELATIVE
+    };
+    assert!(
+        lower >= chua * (1.0 - tolerance),
+        "{label} ε {eps}: our lower {lower} below Chua et al.'s {chua}"
+    );
+    assert!(lower <= upper, "{label} ε {eps}: {lower} > {upper}");
+    // The upper bound is the Gaussian without amplification, to the accountant's
+    // tolerance (and never below it).
+    assert!(
+        upper >= unamplified * (1.0 - 1e-12) && upper <= unamplified * (1.0 + 1e-4) + 1e-15,
+        "{label} ε {eps}: upper {upper} vs the unamplified Gaussian {unamplified}"
+    );
+    // In every case here the Poisson claim is below what is proven to leak.
+    assert!(
+        claim < lower,
+        "{label} ε {eps}: Poisson claims {claim}, proven lower bound {lower}"
+    );
 }
 
 #[test]
