@@ -456,11 +456,16 @@ fn delta_queries_truncate_for_the_delta_they_find() {
     let sum = analytic_gaussian::delta_for_epsilon((20.0f64 / 235.0).sqrt() / 1.1, 1.0).lower;
     let plain = analytic_gaussian::delta_for_epsilon(20.0f64.sqrt() / 1.1, 1.0).upper;
     assert!(sum <= d.lower && d.upper <= plain, "{sum} {d} {plain}");
-    // δ(1) ≤ d.upper, so ε(d.upper) ≤ 1; δ(1) ≥ d.lower, so ε(d.lower) ≥ 1.
+    agrees_with_epsilon_queries(&accountant, 1.0, d);
+}
+
+/// A δ(ε) bracket against the ε(δ) queries at its ends: δ(ε) ≤ d.upper, so ε(d.upper) ≤ ε;
+/// δ(ε) ≥ d.lower, so ε(d.lower) ≥ ε.
+fn agrees_with_epsilon_queries(accountant: &Accountant, epsilon: f64, d: pld_accountant::Bracket) {
     let at_upper = accountant.epsilon_for_delta(d.upper).unwrap().epsilon;
     let at_lower = accountant.epsilon_for_delta(d.lower).unwrap().epsilon;
     assert!(
-        at_upper.lower <= 1.0 && 1.0 <= at_lower.upper,
+        at_upper.lower <= epsilon && epsilon <= at_lower.upper,
         "{at_upper} {at_lower}"
     );
 }
@@ -489,10 +494,5 @@ fn delta_queries_stop_when_finer_grids_move_both_ends_outwards() {
         answer.settings
     );
     assert!(d.width() < 5e-4 * d.upper, "{d} {:?}", answer.settings);
-    let at_upper = accountant.epsilon_for_delta(d.upper).unwrap().epsilon;
-    let at_lower = accountant.epsilon_for_delta(d.lower).unwrap().epsilon;
-    assert!(
-        at_upper.lower <= 2.34 && 2.34 <= at_lower.upper,
-        "{at_upper} {at_lower}"
-    );
+    agrees_with_epsilon_queries(&accountant, 2.34, d);
 }

@@ -630,7 +630,7 @@ impl Accountant {
         let tail_mass = self
             .options
             .tail_mass
-            .unwrap_or((1e-9 * delta).clamp(MIN_TAIL_MASS, DEFAULT_TAIL_MASS));
+            .unwrap_or((TRUNCATION_SHARE * delta).clamp(MIN_TAIL_MASS, DEFAULT_TAIL_MASS));
         let tilts = if delta < TILT_BELOW_DELTA {
             TAIL_TILTS
         } else {
@@ -891,7 +891,7 @@ impl Accountant {
             } else {
                 delta.upper
             };
-            let wanted = (1e-9 * reference).max(MIN_TAIL_MASS);
+            let wanted = (TRUNCATION_SHARE * reference).max(MIN_TAIL_MASS);
             let retruncate = self.options.tail_mass.is_none() && wanted < 0.1 * tail_mass;
             // Tilts also when the bracket is too wide: at huge counts round-off, not the grid,
             // may be what keeps it so.
@@ -2229,7 +2229,7 @@ use cache::{GridKey, PldCache, Source};
 pub use filters::{GdpFilter, RdpFilter, FILTER_ORDERS};
 pub use ledger::{Budget, Ledger, LEDGER_FORMAT_VERSION};
 use parallel::parallel_map;
-use plan::{Component, Plan};
+use plan::{Component, Plan, TRUNCATION_SHARE};
 pub use profile::{DeltaProfile, PROFILE_REFERENCE_DELTA};
 pub use settings::{
     AccountantOptions, DeltaAnswer, EpsilonAnswer, Settings, Tolerance, DEFAULT_MEMORY_BUDGET,

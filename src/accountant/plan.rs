@@ -103,9 +103,9 @@ pub(super) const FIRST_GRID_POINTS: usize = 1 << 16;
 /// 0.90, 0.92, 0.98 and 0.93 of their time (fewer CDF evaluations in the far tails).
 pub(super) const TAIL_MERGE_SHARE: f64 = 1e-5;
 
-/// Share of δ that the truncations of a δ(ε) query may charge in all, once its bracket bounds
-/// δ from below (see [`Plan::delta_query_truncation`]): that of an ε(δ) query's default
-/// truncation, 1e-9·δ, spread over the events composed.
+/// Share of δ a query's truncation is set to: an ε(δ) query truncates at this share of δ
+/// (at most 1e-14), and a δ(ε) query, once its bracket bounds δ from below, at this share
+/// spread over the events composed (see [`Plan::delta_query_truncation`]).
 pub(super) const TRUNCATION_SHARE: f64 = 1e-9;
 
 /// μ = Δ/σ above which a random allocation's steps count as heavy-tailed (see
