@@ -1,23 +1,30 @@
 //! The engine against the cost of its transforms alone: for the four DP-SGD cases of the
 //! side-by-side comparison (`benches/side_by_side/run.sh`), ε(δ = 1e-5) at `--grid-step
 //! 1e-4` is computed once with the transforms recorded
-//! ([`pld_accountant::numeric::transform_log`]), and every recorded transform is then timed
-//! with the `realfft` crate (planned beforehand, warm buffers, best of 5 runs): their sum is
-//! the "realfft floor", the time the query's FFTs alone would take on one thread. Beside it,
-//! the median wall time of the whole query in this process (20 runs, after one warm-up: FFT
-//! plans cached, threads started; the library's default allocator, not the CLI's settings)
-//! and the ratio of the two. The floor is a best of 5, so on a busy machine it is measured
-//! nearer its quiet value than a median is: the fastest of the 20 queries, and its ratio to
-//! the floor, are printed too (best against best).
+//! ([`pld_accountant::numeric::transform_log`]); the "realfft floor" is the time the
+//! `realfft` crate takes for all of them, one after the other on one thread (planned
+//! beforehand, warm buffers): the query's FFTs alone.
+//!
+//! The machine is shared and its speed drifts from one moment to the next, so the two are
+//! measured in 31 rounds of one whole query (library default allocator, threads started,
+//! FFT plans cached) followed at once by one pass of its transforms. Printed per case: the
+//! median floor, the median query and their ratio, the fastest query against the fastest
+//! floor, and the median of the rounds' own ratios ("paired": each query against the floor
+//! measured beside it, the figure least moved by the machine's load).
 //!
 //! Run with `cargo bench --bench fft_floor` (a few seconds). Whole-process times, as a user
 //! sees them, are in the side-by-side script, which runs this bench too.
 
 use pld_accountant::numeric::transform_log::{self, Direction};
 use pld_accountant::{Accountant, AccountantOptions, CompositionSpec};
-use realfft::RealFftPlanner;
+use realfft::num_complex::Complex;
+use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
+
+/// Rounds of one query and one pass of its transforms.
+const ROUNDS: usize = 31;
 
 const CASES: [(f64, f64, u64); 4] = [
     (1.0, 0.01, 1_000),
@@ -38,45 +45,74 @@ fn query(spec: &CompositionSpec) -> f64 {
         .upper
 }
 
-/// Seconds realfft takes for one transform of real length n in `direction` (best of 5).
-fn realfft_seconds(planner: &mut RealFftPlanner<f64>, n: usize, direction: Direction) -> f64 {
-    let forward = planner.plan_fft_forward(n);
-    let inverse = planner.plan_fft_inverse(n);
-    let mut signal: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 * 1e-3).collect();
-    let mut spectrum = forward.make_output_vec();
-    let mut scratch = forward.make_scratch_vec();
-    forward
-        .process_with_scratch(&mut signal, &mut spectrum, &mut scratch)
-        .expect("lengths match");
-    let mut inverse_scratch = inverse.make_scratch_vec();
-    let mut best = f64::INFINITY;
-    for _ in 0..5 {
-        let start = Instant::now();
+/// Planned realfft transforms of one real length, with warm buffers.
+struct Planned {
+    forward: Arc<dyn RealToComplex<f64>>,
+    inverse: Arc<dyn ComplexToReal<f64>>,
+    signal: Vec<f64>,
+    spectrum: Vec<Complex<f64>>,
+    forward_scratch: Vec<Complex<f64>>,
+    inverse_scratch: Vec<Complex<f64>>,
+}
+
+impl Planned {
+    fn new(planner: &mut RealFftPlanner<f64>, n: usize) -> Planned {
+        let forward = planner.plan_fft_forward(n);
+        let inverse = planner.plan_fft_inverse(n);
+        let mut planned = Planned {
+            signal: (0..n).map(|i| ((i * 7919) % 1000) as f64 * 1e-3).collect(),
+            spectrum: forward.make_output_vec(),
+            forward_scratch: forward.make_scratch_vec(),
+            inverse_scratch: inverse.make_scratch_vec(),
+            forward,
+            inverse,
+        };
+        planned.run(Direction::Forward);
+        planned.run(Direction::Inverse);
+        planned.run(Direction::Forward);
+        planned
+    }
+
+    /// One transform in `direction` (the inverse consumes its input: it is timed on
+    /// whatever the buffer holds, which costs the same).
+    fn run(&mut self, direction: Direction) {
         match direction {
-            Direction::Forward => forward
-                .process_with_scratch(&mut signal, &mut spectrum, &mut scratch)
+            Direction::Forward => self
+                .forward
+                .process_with_scratch(
+                    &mut self.signal,
+                    &mut self.spectrum,
+                    &mut self.forward_scratch,
+                )
                 .expect("lengths match"),
             Direction::Inverse => {
-                // The inverse consumes its input: time it on a fresh copy's worth of work.
-                spectrum[0].im = 0.0;
-                if let Some(last) = spectrum.last_mut() {
+                self.spectrum[0].im = 0.0;
+                if let Some(last) = self.spectrum.last_mut() {
                     last.im = 0.0;
                 }
-                inverse
-                    .process_with_scratch(&mut spectrum, &mut signal, &mut inverse_scratch)
+                self.inverse
+                    .process_with_scratch(
+                        &mut self.spectrum,
+                        &mut self.signal,
+                        &mut self.inverse_scratch,
+                    )
                     .expect("lengths match")
             }
         }
-        best = best.min(start.elapsed().as_secs_f64());
     }
-    best
+}
+
+/// The median of `values` (sorted here).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }
 
 fn main() {
     let mut planner = RealFftPlanner::<f64>::new();
-    let mut cache: HashMap<(usize, bool), f64> = HashMap::new();
+    let mut planned: HashMap<usize, Planned> = HashMap::new();
     println!(
-        "{:<28} {:>10} {:>12} {:>14} {:>13} {:>7} {:>13} {:>7}",
+        "{:<28} {:>10} {:>8} {:>14} {:>13} {:>7} {:>13} {:>7} {:>13}",
         "case (--grid-step 1e-4)",
         "transforms",
         "longest",
@@ -84,7 +120,8 @@ fn main() {
         "engine (med)",
         "ratio",
         "engine (best)",
-        "ratio"
+        "ratio",
+        "paired ratio"
     );
     for (sigma, q, steps) in CASES {
         let spec = CompositionSpec::dp_sgd(sigma, q, steps, 1.0).expect("valid case");
@@ -92,26 +129,36 @@ fn main() {
         transform_log::start();
         query(&spec);
         let recorded = transform_log::stop();
-        let mut times = Vec::new();
-        for _ in 0..20 {
+        for &(n, _) in &recorded {
+            planned
+                .entry(n)
+                .or_insert_with(|| Planned::new(&mut planner, n));
+        }
+        // Rounds of one query and then one pass of the recorded transforms, so that each
+        // query is compared with a floor measured under the same load.
+        let (mut engine, mut floor, mut paired) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
             let start = Instant::now();
             std::hint::black_box(query(&spec));
-            times.push(start.elapsed().as_secs_f64());
+            let query_seconds = start.elapsed().as_secs_f64();
+            let start = Instant::now();
+            for &(n, direction) in &recorded {
+                if let Some(transform) = planned.get_mut(&n) {
+                    transform.run(direction);
+                }
+            }
+            let floor_seconds = start.elapsed().as_secs_f64();
+            engine.push(query_seconds);
+            floor.push(floor_seconds);
+            paired.push(query_seconds / floor_seconds);
         }
-        times.sort_by(f64::total_cmp);
-        let engine = times[times.len() / 2];
-        let best = times[0];
-        let floor: f64 = recorded
-            .iter()
-            .map(|&(n, direction)| {
-                *cache
-                    .entry((n, direction == Direction::Forward))
-                    .or_insert_with(|| realfft_seconds(&mut planner, n, direction))
-            })
-            .sum();
+        let best = engine.iter().copied().fold(f64::INFINITY, f64::min);
+        let best_floor = floor.iter().copied().fold(f64::INFINITY, f64::min);
+        let engine = median(&mut engine);
+        let floor = median(&mut floor);
         let longest = recorded.iter().map(|&(n, _)| n).max().unwrap_or(0);
         println!(
-            "{:<28} {:>10} {:>12} {:>11.2} ms {:>10.2} ms {:>6.1}x {:>10.2} ms {:>6.1}x",
+            "{:<28} {:>10} {:>8} {:>11.2} ms {:>10.2} ms {:>6.1}x {:>10.2} ms {:>6.1}x {:>12.1}x",
             format!("σ {sigma} q {q:.6} T {steps}"),
             recorded.len(),
             longest,
@@ -119,7 +166,8 @@ fn main() {
             engine * 1e3,
             engine / floor,
             best * 1e3,
-            best / floor
+            best / best_floor,
+            median(&mut paired)
         );
     }
 }

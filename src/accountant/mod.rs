@@ -278,16 +278,33 @@ struct Grid {
 /// [`Accountant::group_single`]): both bounds of a few events on the grid being evaluated.
 const COSTLY_SINGLES: usize = 8;
 
-/// Coarsest grid step (nats) of the lower-bound chain: a fixed grid step h also reads the
-/// lower bound from the grids 2h, 4h, … up to this step (see [`coarser_steps`]).
+/// Coarsest grid step (nats) of the coarser lower grids: of [`Accountant::pld`]'s chain 2h,
+/// 4h, … (see [`coarser_steps`]), and of the grids 16h and 2h that a query at a fixed grid
+/// step h reads (see [`lower_end_steps`]).
 const COARSEST_CHAIN_STEP: f64 = 1.0;
 
-/// The grid steps 2h, 4h, … ≤ [`COARSEST_CHAIN_STEP`] whose lower bounds are also read at a
-/// fixed grid step h. The steps for h/2 are h and those for h, so halving a fixed grid step
-/// never loosens the lower end of a bracket (exact: doubling a float is exact).
+/// The grid steps 2h, 4h, … ≤ [`COARSEST_CHAIN_STEP`] of [`Accountant::pld`]'s coarser lower
+/// PLDs. The steps for h/2 are h and those for h, so halving the grid step never loosens
+/// the lower end of a bracket read from them (exact: doubling a float is exact).
 fn coarser_steps(step: f64) -> Vec<f64> {
     std::iter::successors(Some(2.0 * step), |s| Some(2.0 * s))
         .take_while(|&s| s <= COARSEST_CHAIN_STEP)
+        .collect()
+}
+
+/// The coarser grid steps whose lower bounds an ε or δ query at a fixed grid step h reads
+/// (those at most [`COARSEST_CHAIN_STEP`], coarsest first): 16h, whose lower bound also aims
+/// a single event's tilted upper power (see [`Accountant::remove_upper_single_event`]) and
+/// stands in for 2h when that grid fails, and 2h, whose second-order lower rounding is
+/// within a quarter of h's own error. Only these two: on DP-SGD σ 1, q 0.01, 10³ steps at
+/// h = 1e-4, the grids 4h and 8h gave lower ends 1.828153 and 1.827996 against 2h's
+/// 1.828220 (upper end 1.828244), and all of 2h, 4h, … ≤ 1 nat cost 40% more time.
+/// (Unlike [`coarser_steps`], halving h may loosen such a lower end, by a fraction of its
+/// O(h²) error: second-order roundings on different grids are not nested.)
+fn lower_end_steps(step: f64) -> Vec<f64> {
+    [16.0 * step, 2.0 * step]
+        .into_iter()
+        .filter(|&s| s <= COARSEST_CHAIN_STEP)
         .collect()
 }
 
@@ -1272,15 +1289,14 @@ impl Accountant {
     /// Evaluate a query (ε(δ) or δ(ε), read from one direction's PMF) as a bracket over both
     /// directions.
     ///
-    /// At a grid step fixed by the user, the lower end is the largest over the grids 2h, 4h,
-    /// … ≤ 1 nat (see [`coarser_steps`]; each is a lower bound, and a coarser grid whose
-    /// computation fails is left out), and over the grid h itself only when the bracket
-    /// without it misses the tolerance (`wanted`): the coarser grids together cost about half
-    /// as much as the grid h, and the upper end (what a fixed step is chosen for) is the grid
-    /// h's either way. Halving the step never loosens the lower end: the grids read at h/2
-    /// include every grid read at h. (Measured on DP-SGD σ 1, q 0.01, 10⁴ steps, h = 1e-4:
-    /// 19 ms instead of 23 ms, lower end 6.187638 instead of 6.187694 against the upper
-    /// 6.187746, tolerance 6.2e-3.)
+    /// At a grid step fixed by the user, the lower end is the larger over the grids 16h and
+    /// 2h when at most 1 nat (see [`lower_end_steps`]; each is a lower bound, and a coarser
+    /// grid whose computation fails is left out), and over the grid h itself only when the
+    /// bracket without it misses the tolerance (`wanted`): the grid 2h costs about half as
+    /// much as the grid h, and the upper end (what a fixed step is chosen for) is the grid
+    /// h's either way. (Measured on DP-SGD σ 1, q 0.01, 10⁴ steps, h = 1e-4: 19 ms instead of
+    /// 23 ms, lower end 6.187638 instead of 6.187694 against the upper 6.187746, tolerance
+    /// 6.2e-3.)
     ///
     /// The ADD direction is first bounded from above on a grid [`ADD_CHECK_COARSENING`] times
     /// coarser (cheap), and if that is not enough on a grid twice as coarse: the true answer
@@ -1317,17 +1333,18 @@ impl Accountant {
         let roundoff_mass = std::sync::Mutex::new(0.0_f64);
         let task_bytes_seen = std::sync::Mutex::new(Vec::<f64>::new());
         let chain = match self.options.grid_step {
-            Some(_) if !upper_only => coarser_steps(grid.step),
+            Some(_) if !upper_only => lower_end_steps(grid.step),
             _ => Vec::new(),
         };
         // At a fixed step, REMOVE's upper bound at h for one event repeated comes from a
         // tilted power (see `remove_upper_single_event`), read from a guaranteed lower end:
-        // REMOVE's lower bound on the chain's grid 16h (or its coarsest), which the upper
-        // task computes first and the chain's task for that grid then reuses.
+        // REMOVE's lower bound on the chain's coarsest grid (16h when at most 1 nat), which
+        // the chain's task for that grid computes (first among the lower grids) while the
+        // upper task discretizes the event at h, or the upper task itself if it gets there
+        // first.
         let anchor = match (read_from, self.single_event(grid)) {
             (Some(read_from), Some(_)) => chain
-                .get(3)
-                .or(chain.last())
+                .first()
                 .map(|&step| (read_from, Grid { step, ..grid })),
             _ => None,
         };
@@ -1367,12 +1384,13 @@ impl Accountant {
                         return lower_at_anchor();
                     }
                     if (bound, direction, task_grid) == (Bound::Upper, Direction::Remove, grid) {
-                        let tail = lower_at_anchor().ok().and_then(|(lower, _)| {
+                        let tail = self.remove_upper_single_event(grid, || {
+                            let (lower, _) = lower_at_anchor().ok()?;
                             let known = Bracket {
                                 upper: lower,
                                 lower,
                             };
-                            self.remove_upper_single_event(grid, read_from(&known))
+                            Some(read_from(&known))
                         });
                         if let Some(pmf) = tail {
                             let bytes = task_bytes(pmf.len(), pmf.len(), 0);
@@ -1473,8 +1491,9 @@ impl Accountant {
         // An earlier grid's ADD bound is as valid on this one: with it, the check is run only
         // if REMOVE's upper bound comes out below it.
         let check_now = !symmetric && known_add.is_none();
-        // Largest first: after REMOVE's grid h (and its lower bound there) and its grid 2h.
-        let check_at = (if lower_first { 3 } else { 2 }).min(tasks.len());
+        // After REMOVE's tasks: its grid h (and its lower bound there) are the largest, and
+        // at a fixed step the coarsest lower grid aims the upper bound (see `anchor`).
+        let check_at = tasks.len();
         if check_now {
             tasks.insert(check_at, (Bound::Upper, Direction::Add, check_grid));
         }
@@ -1487,8 +1506,7 @@ impl Accountant {
         let (remove, points) = bracket_of(&results)?;
         // The grid h's lower bound of each computed direction, when the coarser grids' lower
         // end leaves the bracket wider than the tolerance: the lower end is then the largest
-        // over h, 2h, 4h, … as before. (Whether it is computed does not change the lower
-        // ends' chain property: the grids read at h/2 include every grid read at h.)
+        // over h, 2h and 16h.
         let deepen = |bracket: Bracket, points: usize, directions: &[Direction]| {
             let width = bracket.width();
             if lower_first || upper_only || (width.is_finite() && width <= wanted(&bracket)) {
@@ -1643,7 +1661,7 @@ impl Accountant {
             step: fine_step,
             ..grid
         };
-        let pmf = match self.remove_upper_single_event(fine_grid, fine.read_from) {
+        let pmf = match self.remove_upper_single_event(fine_grid, || Some(fine.read_from)) {
             Some(pmf) => pmf,
             None => {
                 self.composed(Bound::Upper, Direction::Remove, fine_grid)
@@ -1701,10 +1719,17 @@ impl Accountant {
     /// [`GridPmf::upper_tail_power`]), else by the plain power ([`Accountant::composed`]'s,
     /// through the same caches). `None` when the plan is not of
     /// that kind or the power fails: the caller composes.
-    fn remove_upper_single_event(&self, grid: Grid, (from, aim): (f64, f64)) -> Option<GridPmf> {
+    fn remove_upper_single_event(
+        &self,
+        grid: Grid,
+        read_range: impl FnOnce() -> Option<(f64, f64)>,
+    ) -> Option<GridPmf> {
         let (component, count) = self.single_event(grid)?;
         let pld = self.group_single(component, Bound::Upper, grid).ok()?;
         let single = pld.remove();
+        // (Asked only now: at a fixed step the range comes from a coarser grid's lower bound,
+        // which another thread computes meanwhile.)
+        let (from, aim) = read_range()?;
         // The tail moments the tilted power computes, reused by the plain power when the
         // tilted one is declined.
         let moments = std::cell::OnceCell::new();
