@@ -2290,6 +2290,57 @@ mod tests {
         }
     }
 
+    /// A fixed grid step h reads its lower end from the grids 16h and 2h (those ≤ 1 nat):
+    /// on DP-SGD, the evaluated bracket's lower end is exactly the larger of REMOVE's lower
+    /// bounds on those two grids, computed apart.
+    #[test]
+    fn a_fixed_step_reads_its_lower_end_from_the_grids_16h_and_2h() {
+        assert_eq!(lower_end_steps(1e-4), vec![16.0 * 1e-4, 2.0 * 1e-4]);
+        assert_eq!(lower_end_steps(0.1), vec![0.2]);
+        assert!(lower_end_steps(0.6).is_empty());
+        let spec = CompositionSpec::dp_sgd(1.0, 0.01, 1000, 1.0).expect("valid");
+        let options = AccountantOptions {
+            grid_step: Some(1e-4),
+            ..AccountantOptions::default()
+        };
+        let accountant = Accountant::new(&spec, options).expect("valid");
+        let delta = 1e-5;
+        let grid = Grid {
+            step: 1e-4,
+            tail_mass: 1e-14,
+            tilts: 0,
+            merge_budget: accountant.plan.merge_budget(delta),
+            reaching: false,
+        };
+        let query = |pmf: &GridPmf| pmf.epsilon_for_delta(delta);
+        let charged = |pmf: &GridPmf, epsilon: f64| pmf.charged_at(epsilon);
+        // A tolerance the coarser grids meet: the grid h's own lower bound is not computed.
+        let wanted = |b: &Bracket| 1e-3 * b.upper;
+        let read_from = |b: &Bracket| (b.lower, 0.5 * (b.lower + b.upper));
+        let evaluation = accountant
+            .evaluate(
+                grid,
+                &query,
+                &charged,
+                &wanted,
+                None,
+                Ends::Both,
+                Some(&read_from),
+            )
+            .expect("evaluates");
+        let lower_on = |step: f64| {
+            accountant
+                .composed(Bound::Lower, Direction::Remove, Grid { step, ..grid })
+                .map(|(pmf, _)| query(&pmf))
+                .expect("composes")
+        };
+        let (coarse, fine) = (lower_on(16e-4), lower_on(2e-4));
+        assert!(fine > coarse, "2h {fine} not above 16h {coarse}");
+        assert_eq!(evaluation.bracket.lower, coarse.max(fine));
+        assert!(evaluation.bracket.upper >= evaluation.bracket.lower);
+        assert!(evaluation.bracket.width() <= wanted(&evaluation.bracket));
+    }
+
     /// [`Ends::BesideFiner`] on DP-SGD (REMOVE the worse direction): with ADD's check on the
     /// finer grid's check grid, the lower end is a full evaluation's, ADD's bound is at most
     /// it (so REMOVE's upper bound on the finer grid bounds the answer) and the upper end is
