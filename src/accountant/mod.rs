@@ -2290,6 +2290,28 @@ mod tests {
         }
     }
 
+    /// δ of the ε queries the evaluation tests ask.
+    const DELTA: f64 = 1e-5;
+
+    /// An accountant for DP-SGD σ 1, q 0.01, 10³ steps (with `grid_step` fixed or not), and
+    /// the grid of step `step` an ε query at [`DELTA`] evaluates without tilts.
+    fn dp_sgd_accountant_and_grid(grid_step: Option<f64>, step: f64) -> (Accountant, Grid) {
+        let spec = CompositionSpec::dp_sgd(1.0, 0.01, 1000, 1.0).expect("valid");
+        let options = AccountantOptions {
+            grid_step,
+            ..AccountantOptions::default()
+        };
+        let accountant = Accountant::new(&spec, options).expect("valid");
+        let grid = Grid {
+            step,
+            tail_mass: 1e-14,
+            tilts: 0,
+            merge_budget: accountant.plan.merge_budget(DELTA),
+            reaching: false,
+        };
+        (accountant, grid)
+    }
+
     /// A fixed grid step h reads its lower end from the grids 16h and 2h (those ≤ 1 nat):
     /// on DP-SGD, the evaluated bracket's lower end is exactly the larger of REMOVE's lower
     /// bounds on those two grids, computed apart.
@@ -2298,21 +2320,8 @@ mod tests {
         assert_eq!(lower_end_steps(1e-4), vec![16.0 * 1e-4, 2.0 * 1e-4]);
         assert_eq!(lower_end_steps(0.1), vec![0.2]);
         assert!(lower_end_steps(0.6).is_empty());
-        let spec = CompositionSpec::dp_sgd(1.0, 0.01, 1000, 1.0).expect("valid");
-        let options = AccountantOptions {
-            grid_step: Some(1e-4),
-            ..AccountantOptions::default()
-        };
-        let accountant = Accountant::new(&spec, options).expect("valid");
-        let delta = 1e-5;
-        let grid = Grid {
-            step: 1e-4,
-            tail_mass: 1e-14,
-            tilts: 0,
-            merge_budget: accountant.plan.merge_budget(delta),
-            reaching: false,
-        };
-        let query = |pmf: &GridPmf| pmf.epsilon_for_delta(delta);
+        let (accountant, grid) = dp_sgd_accountant_and_grid(Some(1e-4), 1e-4);
+        let query = |pmf: &GridPmf| pmf.epsilon_for_delta(DELTA);
         let charged = |pmf: &GridPmf, epsilon: f64| pmf.charged_at(epsilon);
         // A tolerance the coarser grids meet: the grid h's own lower bound is not computed.
         let wanted = |b: &Bracket| 1e-3 * b.upper;
@@ -2348,17 +2357,8 @@ mod tests {
     /// in full, with the full evaluation's bracket.
     #[test]
     fn beside_the_finer_grid_the_lower_end_and_add_bound_are_a_full_evaluations() {
-        let spec = CompositionSpec::dp_sgd(1.0, 0.01, 1000, 1.0).expect("valid");
-        let accountant = Accountant::new(&spec, AccountantOptions::default()).expect("valid");
-        let delta = 1e-5;
-        let grid = Grid {
-            step: 1e-3,
-            tail_mass: 1e-14,
-            tilts: 0,
-            merge_budget: accountant.plan.merge_budget(delta),
-            reaching: false,
-        };
-        let query = |pmf: &GridPmf| pmf.epsilon_for_delta(delta);
+        let (accountant, grid) = dp_sgd_accountant_and_grid(None, 1e-3);
+        let query = |pmf: &GridPmf| pmf.epsilon_for_delta(DELTA);
         let charged = |pmf: &GridPmf, epsilon: f64| pmf.charged_at(epsilon);
         let wanted = |_: &Bracket| 0.0;
         let evaluate = |ends| {
