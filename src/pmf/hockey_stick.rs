@@ -12,6 +12,58 @@ use crate::pmf::grid_pmf::GridPmf;
 /// below (≤ n·u ≈ 1e-10 for n ≤ 10⁶, in practice ≈ 1e-15 with compensated summation).
 pub const FLOATING_POINT_ALLOWANCE: f64 = 1e-9;
 
+/// Entries per block of [`hinge_sum`].
+const HINGE_BLOCK: usize = 256;
+
+/// `Σᵢ pᵢ·(1 − e^{−(x + i·h)})` for `x ≥ 0` (the distance of `p[0]`'s loss above ε) and grid
+/// step `h > 0`: the hockey-stick sum of the entries above ε, by blocks of [`HINGE_BLOCK`].
+///
+/// In the block from entry s on, with `y = x + s·h`, each hinge splits into non-negative parts
+/// ```text
+/// 1 − e^{−(y + jh)} = (1 − e^{−y}) + e^{−y}·(1 − e^{−jh})
+/// ```
+/// so the block costs one `expm1` and one `exp` and two dot products (vectorizable) against a
+/// table of `1 − e^{−jh}`, where one `expm1` and a compensated addition per entry took 1.3 ms
+/// for 94,000 entries (DP-SGD σ 1, q 0.01, 10³ steps, h 1e-4).
+///
+/// # Accuracy
+/// Every part is a non-negative term: `1 − e^{−y}` (from `expm1`) and `e^{−y}` within an ulp
+/// of their values at the rounded y, the table within an ulp of its values at the rounded
+/// jh. y carries x's rounding (as the difference `lᵢ − ε` of each entry would) and two more
+/// roundings, at most `2u·y`, which move `1 − e^{−y}` by at most 2u relative (as
+/// `y·e^{−y}/(1 − e^{−y}) ≤ 1`). Each of
+/// the two dot products is 8 sums of 32 non-negative products, then the lanes: within
+/// `(32 + 3)·u` relative (Higham, "Accuracy and Stability of Numerical Algorithms", §4.2), the
+/// blocks compensated. In all about 45u relative to the exact sum, 5e-15, far inside the
+/// 1e-9 floating-point allowance δ is reported with.
+pub(crate) fn hinge_sum(p: &[f64], x: f64, h: f64) -> f64 {
+    if p.is_empty() {
+        return 0.0;
+    }
+    let table: Vec<f64> = (0..HINGE_BLOCK.min(p.len()))
+        .map(|j| -(-(j as f64) * h).exp_m1())
+        .collect();
+    neumaier_sum(p.chunks(HINGE_BLOCK).enumerate().map(|(b, block)| {
+        let y = x + (b * HINGE_BLOCK) as f64 * h;
+        let (hinge, scale) = (-(-y).exp_m1(), (-y).exp());
+        let (mut mass, mut weighted) = ([0.0; 8], [0.0; 8]);
+        let lanes = block.chunks_exact(8);
+        let rest = lanes.remainder();
+        for (lane, weights) in lanes.zip(table.chunks_exact(8)) {
+            for i in 0..8 {
+                mass[i] += lane[i];
+                weighted[i] += lane[i] * weights[i];
+            }
+        }
+        let tail = block.len() - rest.len();
+        let rest_mass: f64 = rest.iter().sum();
+        let rest_weighted: f64 = rest.iter().zip(&table[tail..]).map(|(p, t)| p * t).sum();
+        let mass = mass.iter().sum::<f64>() + rest_mass;
+        let weighted = weighted.iter().sum::<f64>() + rest_weighted;
+        hinge * mass + scale * weighted
+    }))
+}
+
 impl GridPmf {
     /// The hockey-stick divergence δ(ε) of this PMF, as a bound in the PMF's direction.
     ///
@@ -39,12 +91,7 @@ impl GridPmf {
         let epsilon = epsilon + self.loss_allowance;
         let start = self.first_index_above(epsilon);
         let raw = self.infinity_mass
-            + neumaier_sum(
-                self.probs[start..]
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &p)| p * -(epsilon - self.loss(start + i)).exp_m1()),
-            );
+            + hinge_sum(&self.probs[start..], self.loss(start) - epsilon, self.step);
         let tail_errors = self
             .entry_errors
             .as_ref()
@@ -266,6 +313,44 @@ impl GridPmf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The blocked hinge sum against one `expm1` per entry, compensated: within 1e-13
+    /// relative, on a smooth vector and on one with zeros and entries spanning 300 orders of
+    /// magnitude, from x = 0 (an entry at ε) to far above, with steps from 1e-5 to 2 and
+    /// lengths around the block size.
+    #[test]
+    fn blocked_hinge_sum_matches_one_expm1_per_entry() {
+        let smooth: Vec<f64> = (0..3000)
+            .map(|i| (-((i as f64 - 900.0) / 300.0).powi(2)).exp())
+            .collect();
+        let ragged: Vec<f64> = (0..1500_i32)
+            .map(|i| match i % 7 {
+                0 => 0.0,
+                r => 10f64.powi(-r * 45) * (1.0 + f64::from(i)),
+            })
+            .collect();
+        for p in [&smooth[..], &ragged[..]] {
+            for len in [1, 7, 255, 256, 257, 1000, p.len()] {
+                let p = &p[..len.min(p.len())];
+                for h in [1e-5, 1e-4, 3e-3, 0.1, 2.0] {
+                    for x in [0.0, 1e-9, 0.5 * h, 0.37, 4.0, 40.0] {
+                        let reference = neumaier_sum(
+                            p.iter()
+                                .enumerate()
+                                .map(|(i, &v)| v * -(-(x + i as f64 * h)).exp_m1()),
+                        );
+                        let blocked = hinge_sum(p, x, h);
+                        assert!(
+                            (blocked - reference).abs() <= 1e-13 * reference,
+                            "len {len}, h {h}, x {x}: {blocked:e} against {reference:e}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(hinge_sum(&[], 0.3, 0.1), 0.0);
+        assert_eq!(hinge_sum(&[0.0; 300], 0.3, 0.1), 0.0);
+    }
 
     /// The batched reading agrees with one sum per ε, on upper and lower PMFs, with an
     /// infinity mass and a loss allowance, at ε below, inside, between and above the grid.
