@@ -100,7 +100,7 @@ fn moments_kernel(p: &[f64], step: f64, span: usize) -> TailMoments {
     // entry), and for the last larger gap seen (gaps repeat along merged blocks).
     let mut small_gaps: [Option<([f64; TILTS], [f64; TILTS])>; SMALL_GAPS + 1] =
         [None; SMALL_GAPS + 1];
-    let mut gap_powers: Option<(usize, [f64; TILTS], [f64; TILTS])> = None;
+    let mut gap_powers: Option<(usize, ([f64; TILTS], [f64; TILTS]))> = None;
     let powers_of = |gap: usize| {
         let exponent = i32::try_from(gap).unwrap_or(i32::MAX);
         (
@@ -112,16 +112,13 @@ fn moments_kernel(p: &[f64], step: f64, span: usize) -> TailMoments {
     let mut next = 0usize;
     for (i, &v) in p.iter().enumerate().filter(|(_, &v)| v != 0.0) {
         let gap = i + 1 - next;
+        // (Borrowed, not copied: two arrays of TILTS per entry.)
         let (full, skipped) = if gap <= SMALL_GAPS {
-            *small_gaps[gap].get_or_insert_with(|| powers_of(gap))
+            &*small_gaps[gap].get_or_insert_with(|| powers_of(gap))
         } else {
-            match gap_powers {
-                Some((g, full, skipped)) if g == gap => (full, skipped),
-                _ => {
-                    let (full, skipped) = powers_of(gap);
-                    gap_powers = Some((gap, full, skipped));
-                    (full, skipped)
-                }
+            match &mut gap_powers {
+                Some((g, powers)) if *g == gap => &*powers,
+                slot => &slot.insert((gap, powers_of(gap))).1,
             }
         };
         for t in 0..TILTS {
