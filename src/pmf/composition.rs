@@ -113,7 +113,9 @@ impl GridPmf {
         }
         if tail_mass > 0.0 {
             out.fold_noise_floor(out.roundoff_floor);
-            out.restore_validity(self.q_mass() * other.q_mass());
+            if out.bound == Bound::Upper {
+                out.restore_validity(self.q_mass() * other.q_mass());
+            }
         }
         out.truncate_tails(tail_mass);
         out.fold_outside_limit();
@@ -410,8 +412,12 @@ impl GridPmf {
         }
         if tail_mass > 0.0 {
             out.fold_noise_floor(out.roundoff_floor);
-            let q_mass = self.q_mass();
-            out.restore_validity((kf * (q_mass - 1.0).ln_1p()).exp());
+            // (Only an upper PMF is restored: its Q-mass, one exp per entry, is needed only
+            // then.)
+            if out.bound == Bound::Upper {
+                let q_mass = self.q_mass();
+                out.restore_validity((kf * (q_mass - 1.0).ln_1p()).exp());
+            }
         }
         out.check_range()?;
         Ok(out)
