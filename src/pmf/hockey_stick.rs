@@ -177,8 +177,8 @@ impl GridPmf {
     /// D_j = D_{j+1} + (1 − e^{−h})·G_{j+1},   G_j = p_j + e^{−h}·G_{j+1}
     /// ```
     /// (D_j = δ(l_j) − m_∞ contribution, all terms ≥ 0). The bin is first located block by
-    /// block (see [`GridPmf::suffix_at_blocks`]), then found by the recursion inside its
-    /// block.
+    /// block (sums of 256 entries against tables of e^{−jh} and 1 − e^{−jh}, one step of the
+    /// recursion per block), then found by the recursion inside its block.
     ///
     /// # Guarantee
     /// `Upper` PMF: an upper bound on the true ε(δ) (the returned ε satisfies the reported,

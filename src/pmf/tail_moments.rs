@@ -75,6 +75,9 @@ crate::numeric::wide_loops::dispatch_avx2! {
     fn moments_with_span(p: &[f64], step: f64, span: usize) -> TailMoments = moments_kernel;
 }
 
+/// `(r^g, r^{g−1})` at every tilt's ratio r, for one gap g between non-zero entries.
+type GapPowers = ([f64; TILTS], [f64; TILTS]);
+
 /// The body of [`TailMoments::with_span`].
 #[inline(always)]
 fn moments_kernel(p: &[f64], step: f64, span: usize) -> TailMoments {
@@ -98,9 +101,8 @@ fn moments_kernel(p: &[f64], step: f64, span: usize) -> TailMoments {
     // r^g and r^{g−1}: for each gap up to SMALL_GAPS once it occurs (lumped atoms leave
     // gaps of 1 and 2 in turn, which one cached gap recomputed every time, 42 `powi` at each
     // entry), and for the last larger gap seen (gaps repeat along merged blocks).
-    let mut small_gaps: [Option<([f64; TILTS], [f64; TILTS])>; SMALL_GAPS + 1] =
-        [None; SMALL_GAPS + 1];
-    let mut gap_powers: Option<(usize, ([f64; TILTS], [f64; TILTS]))> = None;
+    let mut small_gaps: [Option<GapPowers>; SMALL_GAPS + 1] = [None; SMALL_GAPS + 1];
+    let mut gap_powers: Option<(usize, GapPowers)> = None;
     let powers_of = |gap: usize| {
         let exponent = i32::try_from(gap).unwrap_or(i32::MAX);
         (
