@@ -152,7 +152,7 @@ impl LossBins {
             ends.push((0, edge_at(0)));
             let top = (nodes - 1, edge_at(nodes - 1));
             merge_blocks(
-                mechanism, first, step, budget, ends[0], top, &mut ends, &edge_at,
+                mechanism, first, step, budget, ends[0], top, &mut ends, &edge_at, false,
             );
             ends
         } else {
@@ -306,16 +306,17 @@ pub fn merge_cost(mass: f64, width: f64) -> f64 {
 /// Append to `ends` the bin ends of the grid offsets `(lo, hi]` (the end `hi` last): the block
 /// is one bin if its [`merge_cost`] is at most `budget` (or it is one step
 /// wide), otherwise it is split at its most aligned interior node (see [`split_point`]) and
-/// both halves are treated alike. Every node whose edge is computed becomes a bin end.
+/// both halves are treated alike. Every node split at becomes a bin end.
 ///
 /// A block at most [`DENSE_BLOCK`] wide whose halving would go on down to single steps were
 /// its mass spread evenly (see [`splits_to_single_steps`]) has the edges of all its interior
-/// nodes computed first, in one loop ([`split_with_edges`] then splits it exactly as here):
-/// the nodes' edges are independent, so the processor overlaps them (about 20% less time for
-/// a DP-SGD step at grid step 1e-4 than one edge at a time down the recursion). The bins are
-/// the same; only where the mass is uneven are a few edges computed that no bin uses.
+/// nodes computed first, in one loop, and is then split as here with its edges read from
+/// that table: the nodes' edges are independent, so the processor overlaps them (about 20%
+/// less time for a DP-SGD step at grid step 1e-4 than one edge at a time down the
+/// recursion). The bins are the same; only where the mass is uneven are a few edges
+/// computed that no bin uses. `tabulated`: `edge_at` reads such a table already.
 #[allow(clippy::too_many_arguments)]
-fn merge_blocks<M: MonotonePrivacyLoss>(
+fn merge_blocks<M: MonotonePrivacyLoss, F: Fn(usize) -> M::Edge + ?Sized>(
     mechanism: &M,
     first: i64,
     step: f64,
@@ -323,7 +324,8 @@ fn merge_blocks<M: MonotonePrivacyLoss>(
     lo: (usize, M::Edge),
     hi: (usize, M::Edge),
     ends: &mut Vec<(usize, M::Edge)>,
-    edge_at: &impl Fn(usize) -> M::Edge,
+    edge_at: &F,
+    tabulated: bool,
 ) {
     let width = hi.0 - lo.0;
     let (p, q) = mechanism.masses_between(lo.1, hi.1);
@@ -332,21 +334,25 @@ fn merge_blocks<M: MonotonePrivacyLoss>(
         ends.push(hi);
         return;
     }
-    if width <= DENSE_BLOCK && splits_to_single_steps(p.max(q), width, step, budget) {
-        let edges: Vec<M::Edge> = (lo.0 + 1..hi.0).map(edge_at).collect();
-        let grid = BlockGrid {
-            first,
-            step,
-            budget,
-        };
-        split_with_edges(mechanism, &grid, lo, hi, ends, &edges, lo.0 + 1);
+    if !tabulated && width <= DENSE_BLOCK && splits_to_single_steps(p.max(q), width, step, budget) {
+        let base = lo.0 + 1;
+        let edges: Vec<M::Edge> = (base..hi.0).map(edge_at).collect();
+        // (A trait object: the recursion has one more instance, not one per level.)
+        let from_table: &dyn Fn(usize) -> M::Edge = &|j| edges[j - base];
+        merge_blocks(
+            mechanism, first, step, budget, lo, hi, ends, from_table, true,
+        );
         return;
     }
     let middle = split_point(first + lo.0 as i64, first + hi.0 as i64);
     let middle = (middle - first) as usize;
     let middle = (middle, edge_at(middle));
-    merge_blocks(mechanism, first, step, budget, lo, middle, ends, edge_at);
-    merge_blocks(mechanism, first, step, budget, middle, hi, ends, edge_at);
+    merge_blocks(
+        mechanism, first, step, budget, lo, middle, ends, edge_at, tabulated,
+    );
+    merge_blocks(
+        mechanism, first, step, budget, middle, hi, ends, edge_at, tabulated,
+    );
 }
 
 /// Widest block whose interior edges [`merge_blocks`] computes in one loop (4096 nodes: some
@@ -360,37 +366,6 @@ const DENSE_BLOCK: usize = 1 << 12;
 fn splits_to_single_steps(mass: f64, width: usize, step: f64, budget: f64) -> bool {
     let width = width as f64;
     merge_cost(mass, width * step) * 4.0 / (width * width) > 4.0 * budget
-}
-
-/// The grid and budget of a [`merge_blocks`] call.
-struct BlockGrid {
-    first: i64,
-    step: f64,
-    budget: f64,
-}
-
-/// [`merge_blocks`] on a block whose interior edges are computed: `edges[j − base]` is node
-/// j's. The same tests and splits, hence the same bin ends.
-fn split_with_edges<M: MonotonePrivacyLoss>(
-    mechanism: &M,
-    grid: &BlockGrid,
-    lo: (usize, M::Edge),
-    hi: (usize, M::Edge),
-    ends: &mut Vec<(usize, M::Edge)>,
-    edges: &[M::Edge],
-    base: usize,
-) {
-    let width = hi.0 - lo.0;
-    let (p, q) = mechanism.masses_between(lo.1, hi.1);
-    if width == 1 || merge_cost(p.max(q), width as f64 * grid.step) <= grid.budget {
-        ends.push(hi);
-        return;
-    }
-    let middle = split_point(grid.first + lo.0 as i64, grid.first + hi.0 as i64);
-    let middle = (middle - grid.first) as usize;
-    let middle = (middle, edges[middle - base]);
-    split_with_edges(mechanism, grid, lo, middle, ends, edges, base);
-    split_with_edges(mechanism, grid, middle, hi, ends, edges, base);
 }
 
 /// The most aligned node strictly between the absolute node indices `a < b − 1`: the one

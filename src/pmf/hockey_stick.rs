@@ -63,22 +63,31 @@ pub(crate) fn hinge_sum(p: &[f64], x: f64, h: f64) -> f64 {
     neumaier_sum(p.chunks(HINGE_BLOCK).enumerate().map(|(b, block)| {
         let y = x + (b * HINGE_BLOCK) as f64 * h;
         let (hinge, scale) = (-(-y).exp_m1(), (-y).exp());
-        let (mut mass, mut weighted) = ([0.0; 8], [0.0; 8]);
-        let lanes = block.chunks_exact(8);
-        let rest = lanes.remainder();
-        for (lane, weights) in lanes.zip(table.chunks_exact(8)) {
-            for i in 0..8 {
-                mass[i] += lane[i];
-                weighted[i] += lane[i] * weights[i];
-            }
-        }
-        let tail = block.len() - rest.len();
-        let rest_mass: f64 = rest.iter().sum();
-        let rest_weighted: f64 = rest.iter().zip(&table[tail..]).map(|(p, t)| p * t).sum();
-        let mass = mass.iter().sum::<f64>() + rest_mass;
-        let weighted = weighted.iter().sum::<f64>() + rest_weighted;
+        // (Times 1.0 exactly for the mass.)
+        let (mass, weighted) = dot_products(block, &[1.0; HINGE_BLOCK], &table);
         hinge * mass + scale * weighted
     }))
+}
+
+/// `(Σ pᵢ aᵢ, Σ pᵢ bᵢ)` over `p` (at most as long as `a` and `b`), each in eight lanes of
+/// plain sums, then the lanes: for non-negative terms within `(⌈len/8⌉ + 3)·u` relative.
+fn dot_products(p: &[f64], a: &[f64], b: &[f64]) -> (f64, f64) {
+    let (mut sum_a, mut sum_b) = ([0.0; 8], [0.0; 8]);
+    let lanes = p.chunks_exact(8);
+    let rest = lanes.remainder();
+    for ((lane, la), lb) in lanes.zip(a.chunks_exact(8)).zip(b.chunks_exact(8)) {
+        for i in 0..8 {
+            sum_a[i] += lane[i] * la[i];
+            sum_b[i] += lane[i] * lb[i];
+        }
+    }
+    let tail = p.len() - rest.len();
+    let rest_a: f64 = rest.iter().zip(&a[tail..]).map(|(p, x)| p * x).sum();
+    let rest_b: f64 = rest.iter().zip(&b[tail..]).map(|(p, x)| p * x).sum();
+    (
+        sum_a.iter().sum::<f64>() + rest_a,
+        sum_b.iter().sum::<f64>() + rest_b,
+    )
 }
 
 impl GridPmf {
@@ -232,16 +241,7 @@ impl GridPmf {
             // and n − j stored losses exceed ε.
             let count = (n - j) as u64;
             if self.report_delta_with(bottom(j, d, g), count, tail_errors) > delta {
-                let target = self.raw_target(delta, count, tail_errors);
-                let frac = if g > 0.0 { (target - d) / g } else { 0.0 };
-                let epsilon = if frac <= 0.0 {
-                    self.loss(j)
-                } else if frac >= 1.0 {
-                    f64::NEG_INFINITY
-                } else {
-                    self.loss(j) + (-frac).ln_1p()
-                };
-                return (self.nudge(epsilon) - self.loss_allowance).max(0.0);
+                return self.solve_in_region(j, d, g, delta, count, tail_errors);
             }
             if j > 0 {
                 d += one_minus_decay * g;
@@ -249,6 +249,30 @@ impl GridPmf {
             }
         }
         0.0
+    }
+
+    /// The ε in entry j's region `[l_{j−1}, l_j)` where the reported δ, `D + G·(1 − e^{ε − l_j})`
+    /// from `(d, g) = (D_j, G_j)` with `count` losses above and the summed per-entry errors
+    /// `tail_errors`, equals `delta` (the loss allowance taken off, at least 0).
+    fn solve_in_region(
+        &self,
+        j: usize,
+        d: f64,
+        g: f64,
+        delta: f64,
+        count: u64,
+        tail_errors: Option<f64>,
+    ) -> f64 {
+        let target = self.raw_target(delta, count, tail_errors);
+        let frac = if g > 0.0 { (target - d) / g } else { 0.0 };
+        let epsilon = if frac <= 0.0 {
+            self.loss(j)
+        } else if frac >= 1.0 {
+            f64::NEG_INFINITY
+        } else {
+            self.loss(j) + (-frac).ln_1p()
+        };
+        (self.nudge(epsilon) - self.loss_allowance).max(0.0)
     }
 
     /// `(D_j, G_j)` of [`GridPmf::epsilon_for_delta`] at the lowest entry of every block of
@@ -282,23 +306,7 @@ impl GridPmf {
             let start = b * SUFFIX_BLOCK;
             let end = (start + SUFFIX_BLOCK).min(n);
             let block = &self.probs[start..end];
-            let (mut w, mut hinge) = ([0.0; 8], [0.0; 8]);
-            let lanes = block.chunks_exact(8);
-            let rest = lanes.remainder();
-            for ((lane, wl), hl) in lanes
-                .zip(weights.chunks_exact(8))
-                .zip(hinges.chunks_exact(8))
-            {
-                for i in 0..8 {
-                    w[i] += lane[i] * wl[i];
-                    hinge[i] += lane[i] * hl[i];
-                }
-            }
-            let tail = block.len() - rest.len();
-            let w_rest: f64 = rest.iter().zip(&weights[tail..]).map(|(p, x)| p * x).sum();
-            let h_rest: f64 = rest.iter().zip(&hinges[tail..]).map(|(p, x)| p * x).sum();
-            let w = w.iter().sum::<f64>() + w_rest;
-            let hinge = hinge.iter().sum::<f64>() + h_rest;
+            let (w, hinge) = dot_products(block, &weights, &hinges);
             let len = (end - start) as f64;
             let (d_above, g_above, errors_above) = state;
             let span_decay = (-len * h).exp();
@@ -448,16 +456,7 @@ mod tests {
                 d + g
             };
             if pmf.report_delta_with(bottom, count, tail_errors) > delta {
-                let target = pmf.raw_target(delta, count, tail_errors);
-                let frac = if g > 0.0 { (target - d) / g } else { 0.0 };
-                let epsilon = if frac <= 0.0 {
-                    pmf.loss(j)
-                } else if frac >= 1.0 {
-                    f64::NEG_INFINITY
-                } else {
-                    pmf.loss(j) + (-frac).ln_1p()
-                };
-                return (pmf.nudge(epsilon) - pmf.loss_allowance).max(0.0);
+                return pmf.solve_in_region(j, d, g, delta, count, tail_errors);
             }
             if j > 0 {
                 d += one_minus_decay * g;
