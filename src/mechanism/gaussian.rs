@@ -23,6 +23,21 @@ pub struct Gaussian {
 }
 
 impl Gaussian {
+    /// The edge at the point where P's standardized value is `z`, from its two tails.
+    fn edge_from_tails(&self, z: f64, p: Tail, q: Tail) -> GaussianEdge {
+        let mu = self.mu();
+        // Outside the series' region D is the difference of the two tails just computed (no
+        // cancellation there): no need to evaluate them again.
+        let difference = if normal::shifted_series_applies(z, mu) {
+            normal::mass_between_shifted(z, mu)
+        } else if z.is_nan() || z.is_infinite() {
+            0.0
+        } else {
+            p.mass_above(q)
+        };
+        GaussianEdge { p, q, difference }
+    }
+
     /// A Gaussian mechanism.
     ///
     /// # Errors
@@ -114,18 +129,21 @@ impl MonotonePrivacyLoss for Gaussian {
 
     fn edge(&self, x: f64) -> GaussianEdge {
         let z = (x + self.sensitivity) / self.sigma;
-        let (p, q) = (Tail::at(z), Tail::at(x / self.sigma));
-        let mu = self.mu();
-        // Outside the series' region D is the difference of the two tails just computed (no
-        // cancellation there): no need to evaluate them again.
-        let difference = if normal::shifted_series_applies(z, mu) {
-            normal::mass_between_shifted(z, mu)
-        } else if z.is_nan() || z.is_infinite() {
-            0.0
-        } else {
-            p.mass_above(q)
-        };
-        GaussianEdge { p, q, difference }
+        self.edge_from_tails(z, Tail::at(z), Tail::at(x / self.sigma))
+    }
+
+    fn edges(&self, x: &[f64]) -> Vec<GaussianEdge> {
+        // P's points, then Q's, in one batch of tails.
+        let points: Vec<f64> = x
+            .iter()
+            .map(|&x| (x + self.sensitivity) / self.sigma)
+            .chain(x.iter().map(|&x| x / self.sigma))
+            .collect();
+        let tails = Tail::at_each(&points);
+        let (p, q) = tails.split_at(x.len());
+        (0..x.len())
+            .map(|i| self.edge_from_tails(points[i], p[i], q[i]))
+            .collect()
     }
 
     fn masses_between(&self, upper: GaussianEdge, lower: GaussianEdge) -> (f64, f64) {
@@ -174,5 +192,44 @@ impl MonotonePrivacyLoss for Gaussian {
 
     fn hockey_stick(&self, epsilon: f64) -> f64 {
         Gaussian::delta_for_mu(self.mu(), epsilon)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The batch of edges is the edges one at a time, bit for bit, for shifts μ from 1e-6
+    /// (where D comes from the series everywhere) to 30, at points across both tails, ±∞
+    /// and NaN.
+    #[test]
+    fn edges_in_a_batch_are_edges_one_at_a_time() {
+        let bits = |tail: Tail| match tail {
+            Tail::Left(v) => (0, v.to_bits()),
+            Tail::Right(v) => (1, v.to_bits()),
+        };
+        for (sigma, sensitivity) in [(1.0, 1.0), (0.3, 1.0), (1e6, 1.0), (2.0, 60.0), (0.8, 0.5)] {
+            let gaussian = Gaussian::new(sigma, sensitivity).expect("valid");
+            let mut x: Vec<f64> = (0..=20_000)
+                .map(|i| (-40.0 + 80.0 * i as f64 / 20_000.0) * sigma)
+                .collect();
+            x.extend([
+                0.0,
+                -0.5 * sensitivity,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::NAN,
+            ]);
+            for (&x, batch) in x.iter().zip(gaussian.edges(&x)) {
+                let one = gaussian.edge(x);
+                assert_eq!(bits(batch.p), bits(one.p), "σ {sigma}, x = {x}");
+                assert_eq!(bits(batch.q), bits(one.q), "σ {sigma}, x = {x}");
+                assert_eq!(
+                    batch.difference.to_bits(),
+                    one.difference.to_bits(),
+                    "σ {sigma}, x = {x}"
+                );
+            }
+        }
     }
 }

@@ -45,6 +45,12 @@ pub trait MonotonePrivacyLoss {
     /// The CDF information of P and Q at x (x may be ±∞).
     fn edge(&self, x: f64) -> Self::Edge;
 
+    /// [`MonotonePrivacyLoss::edge`] at every point of `x`, the same values: mechanisms whose
+    /// CDFs vectorize compute them in one batch.
+    fn edges(&self, x: &[f64]) -> Vec<Self::Edge> {
+        x.iter().map(|&x| self.edge(x)).collect()
+    }
+
     /// `(P, Q)` masses of the interval `(lower, upper]` between two edges.
     fn masses_between(&self, upper: Self::Edge, lower: Self::Edge) -> (f64, f64);
 

@@ -95,6 +95,10 @@ impl<M: MonotonePrivacyLoss> MonotonePrivacyLoss for PoissonSubsampled<M> {
         self.base.edge(x)
     }
 
+    fn edges(&self, x: &[f64]) -> Vec<M::Edge> {
+        self.base.edges(x)
+    }
+
     fn masses_between(&self, upper: M::Edge, lower: M::Edge) -> (f64, f64) {
         let (p0, q0) = self.base.masses_between(upper, lower);
         ((1.0 - self.rate) * q0 + self.rate * p0, q0)

@@ -28,6 +28,7 @@ pub mod binomial;
 pub(crate) mod complex_fft;
 pub mod erfc;
 mod erfcx_table;
+mod exp_table;
 pub mod fft_convolution;
 pub(crate) mod integer_search;
 pub mod log_space;

@@ -13,11 +13,13 @@ use std::f64::consts::{FRAC_1_SQRT_2, PI};
 const ASYMPTOTIC_BELOW: f64 = -30.0;
 
 /// Standard normal CDF Φ(z); relative accuracy a few ulps for all z (0 below about −38.5).
+#[inline]
 pub fn cdf(z: f64) -> f64 {
     0.5 * super::erfc::erfc(-z * FRAC_1_SQRT_2)
 }
 
 /// Survival function Φ̄(z) = 1 − Φ(z) = Φ(−z), without cancellation.
+#[inline]
 pub fn sf(z: f64) -> f64 {
     cdf(-z)
 }
@@ -183,12 +185,35 @@ pub enum Tail {
 
 impl Tail {
     /// The tail of the standard normal at z.
+    #[inline]
     pub fn at(z: f64) -> Tail {
         if z <= 0.0 {
             Tail::Left(cdf(z))
         } else {
             Tail::Right(sf(z))
         }
+    }
+
+    /// [`Tail::at`] at every point of `z`, the same values: the tails' erfc are computed in
+    /// one batch ([`super::erfc::erfc_non_negative`], vector instructions), a NaN point
+    /// alone as by [`Tail::at`].
+    pub fn at_each(z: &[f64]) -> Vec<Tail> {
+        // erfc's argument on either side: −z/√2 for Φ(z) (z ≤ 0), z/√2 for Φ̄(z) = Φ(−z).
+        let arguments: Vec<f64> = z.iter().map(|&z| z.abs() * FRAC_1_SQRT_2).collect();
+        let mut values = vec![0.0; z.len()];
+        super::erfc::erfc_non_negative(&arguments, &mut values);
+        z.iter()
+            .zip(values)
+            .map(|(&z, value)| {
+                if z <= 0.0 {
+                    Tail::Left(0.5 * value)
+                } else if z > 0.0 {
+                    Tail::Right(0.5 * value)
+                } else {
+                    Tail::at(z)
+                }
+            })
+            .collect()
     }
 
     /// Probability of the interval between `self` (upper end) and `lower` (lower end).
@@ -226,6 +251,33 @@ impl Tail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The batch gives [`Tail::at`]'s tail at every point, bit for bit: both sides, ±0, the
+    /// far tails, ±∞ and NaN.
+    #[test]
+    fn tails_in_a_batch_are_tails_one_at_a_time() {
+        let mut z: Vec<f64> = (0..=200_000)
+            .map(|i| -60.0 + 120.0 * i as f64 / 200_000.0)
+            .collect();
+        z.extend([
+            0.0,
+            -0.0,
+            1e-300,
+            -1e-300,
+            38.0,
+            -38.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ]);
+        z.push(f64::NAN);
+        let bits = |tail: Tail| match tail {
+            Tail::Left(v) => (0, v.to_bits()),
+            Tail::Right(v) => (1, v.to_bits()),
+        };
+        for (&z, tail) in z.iter().zip(Tail::at_each(&z)) {
+            assert_eq!(bits(tail), bits(Tail::at(z)), "z = {z}");
+        }
+    }
 
     #[test]
     fn symmetry_and_known_values() {
