@@ -407,19 +407,20 @@ mod tests {
     use super::{merge_cost, split_point, LossBins};
     use crate::mechanism::{Gaussian, Laplace, MonotonePrivacyLoss, PoissonSubsampled};
 
-    /// The bin ends of [`LossBins::with_merged_tails`] by the plain recursion: halve every
-    /// block whose merge cost exceeds the budget at its most aligned node, computing each
-    /// edge when it is reached (no block's edges computed ahead).
+    /// The bin ends of [`LossBins::with_merged_tails`] and their (P, Q) masses by the plain
+    /// recursion: halve every block whose merge cost exceeds the budget at its most aligned
+    /// node, computing each edge alone when it is reached (no batches).
     fn ends_one_edge_at_a_time<M: MonotonePrivacyLoss>(
         mechanism: &M,
         bins: &LossBins,
         budget: f64,
-    ) -> Vec<usize> {
+    ) -> (Vec<usize>, Vec<(f64, f64)>) {
         let (first, step) = (bins.first, bins.step);
         let edge_at = |j: usize| {
             mechanism.edge(mechanism.inverse_privacy_loss((first + j as i64) as f64 * step))
         };
         let mut ends = vec![0];
+        let mut masses = Vec::new();
         let mut pending = vec![(
             (0, edge_at(0)),
             (bins.nodes() - 1, edge_at(bins.nodes() - 1)),
@@ -429,6 +430,7 @@ mod tests {
             let (p, q) = mechanism.masses_between(lo.1, hi.1);
             if hi.0 - lo.0 == 1 || merge_cost(p.max(q), (hi.0 - lo.0) as f64 * step) <= budget {
                 ends.push(hi.0);
+                masses.push((p, q));
                 continue;
             }
             let middle = (split_point(first + lo.0 as i64, first + hi.0 as i64) - first) as usize;
@@ -436,13 +438,13 @@ mod tests {
             pending.push((middle, hi));
             pending.push((lo, middle));
         }
-        ends
+        (ends, masses)
     }
 
-    /// Blocks whose edges are computed ahead (dense regions, see `merge_blocks`) give the
-    /// same bins as the plain recursion, bit for bit, also where the mass is uneven enough
-    /// inside such a block that parts of it merge (budgets from 0 to far above the bins'
-    /// masses, grid steps from 1e-4 to 0.05).
+    /// Blocks whose edges are computed ahead in one batch (dense regions, see `merge_blocks`)
+    /// give the bins and masses of the plain recursion, bit for bit, also where the mass is
+    /// uneven enough inside such a block that parts of it merge (budgets from 0 to far above
+    /// the bins' masses, grid steps from 1e-4 to 0.05).
     #[test]
     fn computing_a_dense_blocks_edges_ahead_gives_the_same_bins() {
         let sampled = |sigma: f64, rate: f64| {
@@ -461,11 +463,13 @@ mod tests {
                 for budget in [0.0, 1e-13, 1e-9, 1e-5] {
                     let bins =
                         LossBins::with_merged_tails(&mechanism, step, 1e-15, budget).expect("bins");
-                    let expected = ends_one_edge_at_a_time(&mechanism, &bins, budget);
-                    assert_eq!(
-                        bins.ends, expected,
-                        "σ {sigma}, q {rate}, h {step}, b {budget}"
-                    );
+                    let (ends, masses) = ends_one_edge_at_a_time(&mechanism, &bins, budget);
+                    let case = format!("σ {sigma}, q {rate}, h {step}, b {budget}");
+                    assert_eq!(bins.ends, ends, "{case}");
+                    for (k, &(p, q)) in masses.iter().enumerate() {
+                        assert_eq!(bins.p[k].to_bits(), p.to_bits(), "{case}, bin {k}");
+                        assert_eq!(bins.q[k].to_bits(), q.to_bits(), "{case}, bin {k}");
+                    }
                     let single_steps = bins.ends.windows(2).filter(|w| w[1] - w[0] == 1).count();
                     if budget > 0.0 && single_steps > 64 && bins.ends.len() < bins.nodes() {
                         dense_blocks_seen += 1;
@@ -476,7 +480,10 @@ mod tests {
         let laplace = Laplace::new(1.0, 0.7).expect("laplace");
         for budget in [0.0, 1e-12, 1e-6] {
             let bins = LossBins::with_merged_tails(&laplace, 1e-3, 1e-15, budget).expect("bins");
-            assert_eq!(bins.ends, ends_one_edge_at_a_time(&laplace, &bins, budget));
+            assert_eq!(
+                bins.ends,
+                ends_one_edge_at_a_time(&laplace, &bins, budget).0
+            );
         }
         // (Merged tails beside a single-step body: the dense path was taken.)
         assert!(dense_blocks_seen >= 10, "{dense_blocks_seen}");
