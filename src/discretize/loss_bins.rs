@@ -312,8 +312,8 @@ pub fn merge_cost(mass: f64, width: f64) -> f64 {
 /// its mass spread evenly (see [`splits_to_single_steps`]) has the edges of all its interior
 /// nodes computed first, in one loop, and is then split as here with its edges read from
 /// that table, computed by [`MonotonePrivacyLoss::edges`] (a Gaussian's CDFs in one vector
-/// batch): about 45% less time for a DP-SGD step at grid step 1e-4 than one edge at a time
-/// down the recursion. The bins are the same (the batch gives every edge bit for bit); only
+/// batch): a DP-SGD step at grid step 1e-4 took 0.61 ms instead of 0.92 ms with the table
+/// computed one edge at a time. The bins are the same (the batch gives every edge bit for bit); only
 /// where the mass is uneven are a few edges computed that no bin uses. `edge_at(j)` must be
 /// the edge at node j's loss, `edge(inverse_privacy_loss((first + j)·step))`; `tabulated`:
 /// it reads such a table already.

@@ -226,17 +226,30 @@ pub struct Convolved {
 }
 
 fn l1(v: &[f64]) -> f64 {
-    // Four running sums (vectorizable): a rounding error below (n/4 + 3)·u of the sum, less
-    // than one running sum's.
+    lane_sum(v, f64::abs)
+}
+
+fn l2(v: &[f64]) -> f64 {
+    l2_squared(v).sqrt()
+}
+
+fn l2_squared(v: &[f64]) -> f64 {
+    lane_sum(v, |x| x * x)
+}
+
+/// Σ f(xᵢ) by four running sums (vectorizable): a rounding error below (n/4 + 3)·u of the
+/// sum of the |f(xᵢ)|, less than one running sum's.
+#[inline(always)]
+fn lane_sum(v: &[f64], f: impl Fn(f64) -> f64) -> f64 {
     let mut sums = [0.0; 4];
     let chunks = v.chunks_exact(4);
-    let rest: f64 = chunks.remainder().iter().map(|x| x.abs()).sum();
+    let rest: f64 = chunks.remainder().iter().map(|&x| f(x)).sum();
     for c in chunks {
-        for (s, x) in sums.iter_mut().zip(c) {
-            *s += x.abs();
+        for (s, &x) in sums.iter_mut().zip(c) {
+            *s += f(x);
         }
     }
-    (sums[0] + sums[1]) + (sums[2] + sums[3]) + rest
+    sums.iter().sum::<f64>() + rest
 }
 
 /// The largest entry of a non-negative vector (0 if it is empty or all zero), by four
@@ -255,23 +268,6 @@ fn largest(v: &[f64]) -> f64 {
         larger(larger(most[0], most[1]), larger(most[2], most[3])),
         rest,
     )
-}
-
-fn l2(v: &[f64]) -> f64 {
-    l2_squared(v).sqrt()
-}
-
-fn l2_squared(v: &[f64]) -> f64 {
-    // Four running sums (vectorizable); the order only moves the last bits of an estimate.
-    let mut sums = [0.0; 4];
-    let chunks = v.chunks_exact(4);
-    let rest: f64 = chunks.remainder().iter().map(|x| x * x).sum();
-    for c in chunks {
-        for (s, x) in sums.iter_mut().zip(c) {
-            *s += x * x;
-        }
-    }
-    sums.iter().sum::<f64>() + rest
 }
 
 /// Σ x² over the entries of the circular `out` outside the window `start .. start + len`
