@@ -55,6 +55,19 @@ impl PairedSum {
         }
     }
 
+    /// The state after some terms: the running sums and their accumulated rounding errors
+    /// (as a vector implementation of [`PairedSum::add`] leaves them).
+    pub(crate) fn from_parts(sum: [f64; 2], error: [f64; 2]) -> PairedSum {
+        PairedSum { sum, error }
+    }
+
+    /// The running sums and their accumulated rounding errors (see
+    /// [`PairedSum::from_parts`]).
+    #[cfg(test)]
+    pub(crate) fn parts(&self) -> [[f64; 2]; 2] {
+        [self.sum, self.error]
+    }
+
     /// The two sums so far.
     pub(crate) fn value(&self) -> [f64; 2] {
         [self.sum[0] + self.error[0], self.sum[1] + self.error[1]]
