@@ -30,10 +30,12 @@ pub use truncated_poisson::TruncatedPoissonGaussian;
 /// A pair (P, Q) on the real line with a non-increasing privacy loss `L(x) = ln(dP/dQ)(x)`.
 ///
 /// Implementations evaluate tails on the side where they are small, so bin masses are
-/// accurate in relative terms far into the tails.
-pub trait MonotonePrivacyLoss {
+/// accurate in relative terms far into the tails. They are `Sync`, and so are their edges:
+/// a discretization may compute its pieces on several threads at once (the results do not
+/// depend on how the pieces are shared).
+pub trait MonotonePrivacyLoss: Sync {
     /// Whatever the mechanism needs to remember about a point x to difference CDFs at it.
-    type Edge: Copy;
+    type Edge: Copy + Send + Sync;
 
     /// The privacy loss `L(x)` in nats (non-increasing in x).
     fn privacy_loss(&self, x: f64) -> f64;
