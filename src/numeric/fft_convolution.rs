@@ -1530,6 +1530,34 @@ mod tests {
         }
     }
 
+    /// The index nearest the mean, against the mean computed in exact rational arithmetic
+    /// (integer masses): lengths 1 to 9 (every remainder of the four lanes), a one-sided
+    /// vector, a two-point vector whose mean lies a quarter step off a half index, and an
+    /// all-zero vector (0).
+    #[test]
+    fn mean_index_is_the_index_nearest_the_mean() {
+        let nearest = |masses: &[u64]| -> usize {
+            let total: u64 = masses.iter().sum();
+            let weighted: u64 = masses.iter().enumerate().map(|(i, &m)| i as u64 * m).sum();
+            // round(weighted / total), halves up, in integers.
+            ((2 * weighted + total) / (2 * total)) as usize
+        };
+        let mut cases: Vec<Vec<u64>> = (1..=9)
+            .map(|n| (0..n).map(|i| (i * 7 + 3) % 11 + 1).collect())
+            .collect();
+        cases.push(
+            (0..1000)
+                .map(|i| if i < 40 { 1000 - i } else { 0 })
+                .collect(),
+        );
+        cases.push(vec![3, 0, 0, 0, 0, 1]);
+        for masses in &cases {
+            let p: Vec<f64> = masses.iter().map(|&m| m as f64 / 1024.0).collect();
+            assert_eq!(mean_index(&p), nearest(masses), "{masses:?}");
+        }
+        assert_eq!(mean_index(&[0.0; 7]), 0);
+    }
+
     /// The directly recomputed near-zero bins agree with an independent direct sum (one
     /// `sin_cos` per term) within the error bound claimed for them plus that sum's own.
     #[test]
