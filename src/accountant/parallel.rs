@@ -63,14 +63,14 @@ pub(super) fn warm_up() {
 }
 
 /// `a` and `b` at once on the pool's threads (each may call [`parallel_map`] itself), or one
-/// after the other on the caller's thread when there is no pool.
+/// after the other on the caller's thread when there is no pool or inside [`serially`].
 pub(super) fn join<A: Send, B: Send>(
     a: impl FnOnce() -> A + Send,
     b: impl FnOnce() -> B + Send,
 ) -> (A, B) {
     match pool() {
-        Some(pool) => pool.install(|| rayon::join(a, b)),
-        None => (a(), b()),
+        Some(pool) if !SERIAL.with(Cell::get) => pool.install(|| rayon::join(a, b)),
+        _ => (a(), b()),
     }
 }
 
@@ -79,8 +79,8 @@ thread_local! {
     static SERIAL: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Run `f` with every [`parallel_map`] inside it (on this thread) taking its items one
-/// after the other here, handing none to the pool; the long transforms inside still
+/// Run `f` with every [`parallel_map`] and [`join`] inside it (on this thread) taking its
+/// items one after the other here, handing none to the pool; the long transforms inside still
 /// offer their pieces to idle threads (`numeric::complex_fft`).
 ///
 /// Why: beside a long computation on the other thread (the finer upper grid, see
