@@ -153,9 +153,13 @@ impl LossBins {
             // nothing), so that growing never copies the ends to fresh pages.
             let mut ends = Vec::with_capacity(nodes.min(1 << 18));
             ends.push(bottom);
-            merged_ends_in_pieces(
-                mechanism, first, step, budget, bottom, top, &mut ends, &edge_at,
-            );
+            let merging = BlockMerge {
+                mechanism,
+                first,
+                step,
+                budget,
+            };
+            merging.ends_in_pieces(bottom, top, &mut ends, &edge_at);
             ends
         } else {
             (0..nodes).map(|j| (j, edge_at(j))).collect()
@@ -320,136 +324,158 @@ pub fn merge_cost(mass: f64, width: f64) -> f64 {
 /// [`crate::numeric::pieces`]): fixed, so the pieces depend on the sizes alone.
 const MASS_PIECE: usize = 2048;
 
-/// Widest block that [`merged_ends_in_pieces`] leaves to [`merge_blocks`] as one piece (23
+/// Widest block that [`BlockMerge::ends_in_pieces`] leaves to [`BlockMerge::merge`] as one piece (23
 /// pieces for a DP-SGD step at σ 1, q 0.01, grid step 1e-4, most of the work in 8 of them).
 const PIECE_WIDTH: usize = 1 << 10;
 
-/// A block of [`merge_blocks`]' recursion: its upper end alone when it is one bin, else the
-/// block, to be merged (or split) as a piece of its own.
+/// A block of [`BlockMerge::merge`]'s recursion: its upper end alone when it is one bin,
+/// else the block, to be merged (or split) as a piece of its own.
 enum TopBlock<E> {
     End((usize, E)),
     Open((usize, E), (usize, E)),
 }
 
-/// Append to `ends` the bin ends that [`merge_blocks`] appends for the block `(lo, hi]`, the
-/// same ones bit for bit, with the work cut into pieces that idle threads may take (see
-/// [`crate::numeric::pieces`]): the recursion is taken here, deciding as it does, down to
-/// blocks that are one bin or at most [`PIECE_WIDTH`] wide, and each block of the latter
-/// kind is merged as a piece. The pieces depend on the sizes alone, never on the threads.
-/// (The connect-the-dots PMF of a DP-SGD step at grid step 1e-4, 36,701 nodes, spends most of
-/// its 0.6 ms here, nearly all of it within some 8,000 nodes where the mass is.)
-#[allow(clippy::too_many_arguments)]
-fn merged_ends_in_pieces<M: MonotonePrivacyLoss, F: Fn(usize) -> M::Edge + Sync>(
-    mechanism: &M,
+/// How the bin ends of [`LossBins::with_merged_tails`] are chosen: blocks of grid offsets
+/// (nodes `first + j` at losses `(first + j)·step`) merged into one bin while their
+/// [`merge_cost`] is at most `budget`, else halved.
+struct BlockMerge<'a, M> {
+    mechanism: &'a M,
     first: i64,
     step: f64,
     budget: f64,
-    lo: (usize, M::Edge),
-    hi: (usize, M::Edge),
-    ends: &mut Vec<(usize, M::Edge)>,
-    edge_at: &F,
-) {
-    let mut blocks = Vec::new();
-    let mut pending = vec![(lo, hi)];
-    // Depth first, lower half first: the blocks come out in increasing order.
-    while let Some((lo, hi)) = pending.pop() {
+}
+
+impl<M: MonotonePrivacyLoss> BlockMerge<'_, M> {
+    /// The block `(lo, hi]`'s larger mass (P or Q), and whether it is one bin: one step wide
+    /// or at most the budget's cost (NaN masses fail the test and are split down to single
+    /// steps, as without a budget).
+    fn one_bin(&self, lo: (usize, M::Edge), hi: (usize, M::Edge)) -> (f64, bool) {
         let width = hi.0 - lo.0;
-        if width <= PIECE_WIDTH {
-            blocks.push(TopBlock::Open(lo, hi));
-            continue;
-        }
-        // As in `merge_blocks` (whose dense blocks are narrower than the pieces).
-        let (p, q) = mechanism.masses_between(lo.1, hi.1);
-        if merge_cost(p.max(q), width as f64 * step) <= budget {
-            blocks.push(TopBlock::End(hi));
-            continue;
-        }
-        let middle = (split_point(first + lo.0 as i64, first + hi.0 as i64) - first) as usize;
-        let middle = (middle, edge_at(middle));
-        pending.push((middle, hi));
-        pending.push((lo, middle));
+        let (p, q) = self.mechanism.masses_between(lo.1, hi.1);
+        let mass = p.max(q);
+        let merged = width == 1 || merge_cost(mass, width as f64 * self.step) <= self.budget;
+        (mass, merged)
     }
-    let open: Vec<_> = blocks
-        .iter()
-        .filter_map(|block| match block {
-            TopBlock::Open(lo, hi) => Some((*lo, *hi)),
-            TopBlock::End(_) => None,
-        })
-        .collect();
-    let mut merged = spread_map(open, |(lo, hi)| {
-        let mut piece = Vec::with_capacity(hi.0 - lo.0);
-        merge_blocks(
-            mechanism, first, step, budget, lo, hi, &mut piece, edge_at, false,
-        );
-        piece
-    })
-    .into_iter();
-    for block in blocks {
-        match block {
-            TopBlock::End(hi) => ends.push(hi),
-            TopBlock::Open(..) => ends.extend_from_slice(&merged.next().unwrap_or_default()),
-        }
-    }
-}
 
-/// Append to `ends` the bin ends of the grid offsets `(lo, hi]` (the end `hi` last): the block
-/// is one bin if its [`merge_cost`] is at most `budget` (or it is one step
-/// wide), otherwise it is split at its most aligned interior node (see [`split_point`]) and
-/// both halves are treated alike. Every node split at becomes a bin end.
-///
-/// A block at most [`DENSE_BLOCK`] wide whose halving would go on down to single steps were
-/// its mass spread evenly (see [`splits_to_single_steps`]) has the edges of all its interior
-/// nodes computed first, in one loop, and is then split as here with its edges read from
-/// that table, computed by [`MonotonePrivacyLoss::edges`] (a Gaussian's CDFs in one vector
-/// batch): a DP-SGD step at grid step 1e-4 took 0.61 ms instead of 0.92 ms with the table
-/// computed one edge at a time. The bins are the same (the batch gives every edge bit for bit); only
-/// where the mass is uneven are a few edges computed that no bin uses. `edge_at(j)` must be
-/// the edge at node j's loss, `edge(inverse_privacy_loss((first + j)·step))`; `tabulated`:
-/// it reads such a table already.
-#[allow(clippy::too_many_arguments)]
-fn merge_blocks<M: MonotonePrivacyLoss, F: Fn(usize) -> M::Edge + ?Sized>(
-    mechanism: &M,
-    first: i64,
-    step: f64,
-    budget: f64,
-    lo: (usize, M::Edge),
-    hi: (usize, M::Edge),
-    ends: &mut Vec<(usize, M::Edge)>,
-    edge_at: &F,
-    tabulated: bool,
-) {
-    let width = hi.0 - lo.0;
-    let (p, q) = mechanism.masses_between(lo.1, hi.1);
-    // NaN masses fail the test and are split down to single steps, as without a budget.
-    if width == 1 || merge_cost(p.max(q), width as f64 * step) <= budget {
-        ends.push(hi);
-        return;
+    /// The node a block `(lo, hi]` is split at (see [`split_point`]), with its edge.
+    fn middle<F: Fn(usize) -> M::Edge + ?Sized>(
+        &self,
+        lo: usize,
+        hi: usize,
+        edge_at: &F,
+    ) -> (usize, M::Edge) {
+        let first = self.first;
+        let middle = (split_point(first + lo as i64, first + hi as i64) - first) as usize;
+        (middle, edge_at(middle))
     }
-    if !tabulated && width <= DENSE_BLOCK && splits_to_single_steps(p.max(q), width, step, budget) {
-        let base = lo.0 + 1;
-        let points: Vec<f64> = (base..hi.0)
-            .map(|j| mechanism.inverse_privacy_loss((first + j as i64) as f64 * step))
+
+    /// Append to `ends` the bin ends that [`BlockMerge::merge`] appends for the block
+    /// `(lo, hi]`, the same ones bit for bit, with the work cut into pieces that idle threads
+    /// may take (see [`crate::numeric::pieces`]): the recursion is taken here, deciding as it
+    /// does, down to blocks that are one bin or at most [`PIECE_WIDTH`] wide, and each block
+    /// of the latter kind is merged as a piece. The pieces depend on the sizes alone, never
+    /// on the threads. (The connect-the-dots PMF of a DP-SGD step at grid step 1e-4, 36,701
+    /// nodes, spends most of its 0.6 ms here, nearly all of it within some 8,000 nodes where
+    /// the mass is.)
+    fn ends_in_pieces<F: Fn(usize) -> M::Edge + Sync>(
+        &self,
+        lo: (usize, M::Edge),
+        hi: (usize, M::Edge),
+        ends: &mut Vec<(usize, M::Edge)>,
+        edge_at: &F,
+    ) where
+        M: Sync,
+    {
+        let mut blocks = Vec::new();
+        let mut pending = vec![(lo, hi)];
+        // Depth first, lower half first: the blocks come out in increasing order. (Blocks
+        // wider than a piece are never tabulated by `merge`: DENSE_BLOCK is the pieces' width.)
+        while let Some((lo, hi)) = pending.pop() {
+            if hi.0 - lo.0 <= PIECE_WIDTH {
+                blocks.push(TopBlock::Open(lo, hi));
+            } else if self.one_bin(lo, hi).1 {
+                blocks.push(TopBlock::End(hi));
+            } else {
+                let middle = self.middle(lo.0, hi.0, edge_at);
+                pending.push((middle, hi));
+                pending.push((lo, middle));
+            }
+        }
+        let open: Vec<_> = blocks
+            .iter()
+            .filter_map(|block| match block {
+                TopBlock::Open(lo, hi) => Some((*lo, *hi)),
+                TopBlock::End(_) => None,
+            })
             .collect();
-        let edges = mechanism.edges(&points);
-        // (A trait object: the recursion has one more instance, not one per level.)
-        let from_table: &dyn Fn(usize) -> M::Edge = &|j| edges[j - base];
-        merge_blocks(
-            mechanism, first, step, budget, lo, hi, ends, from_table, true,
-        );
-        return;
+        let mut merged = spread_map(open, |(lo, hi)| {
+            let mut piece = Vec::with_capacity(hi.0 - lo.0);
+            self.merge(lo, hi, &mut piece, edge_at, false);
+            piece
+        })
+        .into_iter();
+        for block in blocks {
+            match block {
+                TopBlock::End(hi) => ends.push(hi),
+                TopBlock::Open(..) => ends.extend_from_slice(&merged.next().unwrap_or_default()),
+            }
+        }
     }
-    let middle = split_point(first + lo.0 as i64, first + hi.0 as i64);
-    let middle = (middle - first) as usize;
-    let middle = (middle, edge_at(middle));
-    merge_blocks(
-        mechanism, first, step, budget, lo, middle, ends, edge_at, tabulated,
-    );
-    merge_blocks(
-        mechanism, first, step, budget, middle, hi, ends, edge_at, tabulated,
-    );
+
+    /// Append to `ends` the bin ends of the grid offsets `(lo, hi]` (the end `hi` last): the
+    /// block is one bin if its [`merge_cost`] is at most `budget` (or it is one step wide),
+    /// otherwise it is split at its most aligned interior node (see [`split_point`]) and both
+    /// halves are treated alike. Every node split at becomes a bin end.
+    ///
+    /// A block at most [`DENSE_BLOCK`] wide whose halving would go on down to single steps
+    /// were its mass spread evenly (see [`splits_to_single_steps`]) has the edges of all its
+    /// interior nodes computed first, in one loop, and is then split as here with its edges
+    /// read from that table, computed by [`MonotonePrivacyLoss::edges`] (a Gaussian's CDFs in
+    /// one vector batch): a DP-SGD step at grid step 1e-4 took 0.61 ms instead of 0.92 ms with
+    /// the table computed one edge at a time. The bins are the same (the batch gives every
+    /// edge bit for bit); only where the mass is uneven are a few edges computed that no bin
+    /// uses. `edge_at(j)` must be the edge at node j's loss,
+    /// `edge(inverse_privacy_loss((first + j)·step))`; `tabulated`: it reads such a table
+    /// already.
+    fn merge<F: Fn(usize) -> M::Edge + ?Sized>(
+        &self,
+        lo: (usize, M::Edge),
+        hi: (usize, M::Edge),
+        ends: &mut Vec<(usize, M::Edge)>,
+        edge_at: &F,
+        tabulated: bool,
+    ) {
+        let width = hi.0 - lo.0;
+        let (mass, merged) = self.one_bin(lo, hi);
+        if merged {
+            ends.push(hi);
+            return;
+        }
+        if !tabulated
+            && width <= DENSE_BLOCK
+            && splits_to_single_steps(mass, width, self.step, self.budget)
+        {
+            let (first, step) = (self.first, self.step);
+            let base = lo.0 + 1;
+            let points: Vec<f64> = (base..hi.0)
+                .map(|j| {
+                    self.mechanism
+                        .inverse_privacy_loss((first + j as i64) as f64 * step)
+                })
+                .collect();
+            let edges = self.mechanism.edges(&points);
+            // (A trait object: the recursion has one more instance, not one per level.)
+            let from_table: &dyn Fn(usize) -> M::Edge = &|j| edges[j - base];
+            self.merge(lo, hi, ends, from_table, true);
+            return;
+        }
+        let middle = self.middle(lo.0, hi.0, edge_at);
+        self.merge(lo, middle, ends, edge_at, tabulated);
+        self.merge(middle, hi, ends, edge_at, tabulated);
+    }
 }
 
-/// Widest block whose interior edges [`merge_blocks`] computes in one loop (1024 nodes: some
+/// Widest block whose interior edges [`BlockMerge::merge`] computes in one loop (1024 nodes: some
 /// 40 KB of Gaussian edges, freed when the block is done): the pieces' width, so that a
 /// piece tabulates at most once.
 const DENSE_BLOCK: usize = PIECE_WIDTH;
@@ -531,7 +557,7 @@ mod tests {
         (ends, masses)
     }
 
-    /// Blocks whose edges are computed ahead in one batch (dense regions, see `merge_blocks`)
+    /// Blocks whose edges are computed ahead in one batch (dense regions, see `BlockMerge::merge`)
     /// give the bins and masses of the plain recursion, bit for bit, also where the mass is
     /// uneven enough inside such a block that parts of it merge (budgets from 0 to far above
     /// the bins' masses, grid steps from 1e-4 to 0.05).
@@ -580,7 +606,7 @@ mod tests {
     }
 
     /// Computed on a pool of two threads, which share the pieces of the bin ends and of the
-    /// mass loop (see `merged_ends_in_pieces`), the bins are those computed on one thread,
+    /// mass loop (see `BlockMerge::ends_in_pieces`), the bins are those computed on one thread,
     /// bit for bit (ends, masses, excesses and the tails' totals), on DP-SGD steps whose
     /// bodies span many pieces and on Laplace's atoms.
     #[test]
