@@ -294,11 +294,13 @@ fn coarser_steps(step: f64) -> Vec<f64> {
 
 /// The coarser grid steps whose lower bounds an ε or δ query at a fixed grid step h reads
 /// (those at most [`COARSEST_CHAIN_STEP`], coarsest first): 16h, whose lower bound also aims
-/// a single event's tilted upper power (see [`Accountant::remove_upper_single_event`]) and
-/// stands in for 2h when that grid fails, and 2h, whose second-order lower rounding is
-/// within a quarter of h's own error. Only these two: on DP-SGD σ 1, q 0.01, 10³ steps at
-/// h = 1e-4, the grids 4h and 8h gave lower ends 1.828153 and 1.827996 against 2h's
-/// 1.828220 (upper end 1.828244), and all of 2h, 4h, … ≤ 1 nat cost 40% more time.
+/// a single event's tilted upper power (see [`Accountant::remove_upper_single_event`]; for
+/// such plans it is computed only where that tilt is predicted, see
+/// [`Accountant::tilt_predicted`]) and stands in for 2h when that grid fails, and 2h, whose
+/// second-order lower rounding is within a quarter of h's own error. Only these two: on
+/// DP-SGD σ 1, q 0.01, 10³ steps at h = 1e-4, the grids 4h and 8h gave lower ends 1.828153
+/// and 1.827996 against 2h's 1.828220 (upper end 1.828244), and all of 2h, 4h, … ≤ 1 nat
+/// cost 40% more time.
 /// (Unlike [`coarser_steps`], halving h may loosen such a lower end, by a fraction of its
 /// O(h²) error: second-order roundings on different grids are not nested.)
 fn lower_end_steps(step: f64) -> Vec<f64> {
@@ -434,9 +436,16 @@ struct FineFirst {
     read_from: (f64, f64),
 }
 
-/// Where a query whose answer lies in a guaranteed bracket reads a PMF: `(from, aim)`, the
-/// losses from `from` up, most likely near `aim` (see `Accountant::refine`).
-type ReadFrom<'a> = &'a (dyn Fn(&Bracket) -> (f64, f64) + Sync);
+/// Where an ε(δ) query reads a PMF (see `Accountant::refine`).
+#[derive(Clone, Copy)]
+struct ReadFrom<'a> {
+    /// `(from, aim)` given a guaranteed bracket on the answer: the losses from `from` up,
+    /// most likely near `aim`.
+    range: &'a (dyn Fn(&Bracket) -> (f64, f64) + Sync),
+    /// The δ of an ε(δ) query, from which its answer is estimated before any bracket is
+    /// known (see [`Accountant::tilt_predicted`]); `None` for δ(ε) queries.
+    delta: Option<f64>,
+}
 
 /// The result of one evaluation at one grid.
 struct Evaluation {
@@ -660,7 +669,11 @@ impl Accountant {
         let round_off_limits =
             |roundoff_mass: f64, target_width: f64| roundoff_mass / (delta * target_width);
         // ε(δ) reads the losses above the answer, which is at least a guaranteed lower end.
-        let read_from = |b: &Bracket| (b.lower, 0.5 * (b.lower + b.upper));
+        let range = |b: &Bracket| (b.lower, 0.5 * (b.lower + b.upper));
+        let read_from = ReadFrom {
+            range: &range,
+            delta: Some(delta),
+        };
         let run = |tilts_reaching: (usize, bool)| {
             self.refine(
                 tail_mass,
@@ -888,7 +901,10 @@ impl Accountant {
                 target,
                 |roundoff_mass, target_width| roundoff_mass / target_width,
                 // δ(ε) reads the losses above ε.
-                |_| (epsilon, epsilon),
+                ReadFrom {
+                    range: &|_| (epsilon, epsilon),
+                    delta: None,
+                },
             )?;
             // Every pass's bracket is guaranteed, so their intersection is too: a pass with
             // tilts or a tilted split (random allocation, 1 < k < t) can be the looser one at
@@ -1291,12 +1307,13 @@ impl Accountant {
     ///
     /// At a grid step fixed by the user, the lower end is the larger over the grids 16h and
     /// 2h when at most 1 nat (see [`lower_end_steps`]; each is a lower bound, and a coarser
-    /// grid whose computation fails is left out), and over the grid h itself only when the
-    /// bracket without it misses the tolerance (`wanted`): the grid 2h costs about half as
-    /// much as the grid h, and the upper end (what a fixed step is chosen for) is the grid
-    /// h's either way. (Measured on DP-SGD σ 1, q 0.01, 10⁴ steps, h = 1e-4: 19 ms instead of
-    /// 23 ms, lower end 6.187638 instead of 6.187694 against the upper 6.187746, tolerance
-    /// 6.2e-3.)
+    /// grid whose computation fails is left out; 16h is left out too for one event repeated
+    /// when its bound would aim no tilted power, see `tilt_predicted`), and over the grid h
+    /// itself only when the bracket without it misses the tolerance (`wanted`): the grid 2h
+    /// costs about half as much as the grid h, and the upper end (what a fixed step is
+    /// chosen for) is the grid h's either way. (Measured on DP-SGD σ 1, q 0.01, 10⁴ steps,
+    /// h = 1e-4: 19 ms instead of 23 ms, lower end 6.187638 instead of 6.187694 against the
+    /// upper 6.187746, tolerance 6.2e-3.)
     ///
     /// The ADD direction is first bounded from above on a grid [`ADD_CHECK_COARSENING`] times
     /// coarser (cheap), and if that is not enough on a grid twice as coarse: the true answer
@@ -1351,6 +1368,12 @@ impl Accountant {
         let anchor_lower = std::sync::OnceLock::<Result<(f64, usize)>>::new();
         // The event's upper PLD on the grid h, when computed ahead (see below).
         let prepared_upper = std::sync::OnceLock::<Option<Arc<PrivacyLossDistribution>>>::new();
+        // The event's upper PLD on the anchor's grid, when discretized ahead to predict the
+        // tilt (see `tilt_predicted`): ADD's check on that grid composes it.
+        let prepared_coarse = std::sync::OnceLock::<Arc<PrivacyLossDistribution>>::new();
+        // Set when the tilt is predicted not to pay: the anchor's lower bound is then
+        // neither computed nor read, and the upper power is the plain one.
+        let anchor_declined = std::sync::atomic::AtomicBool::new(false);
         // (value, number of grid points) of one direction in one bound.
         let run =
             |&(bound, direction, task_grid): &(Bound, Direction, Grid)| -> Result<(f64, usize)> {
@@ -1388,16 +1411,28 @@ impl Accountant {
                     if (bound, direction, task_grid) == (Bound::Upper, Direction::Remove, grid) {
                         let prepared = prepared_upper.get().cloned().flatten();
                         let tail = self.remove_upper_single_event(grid, prepared, || {
+                            if anchor_declined.load(std::sync::atomic::Ordering::Relaxed) {
+                                return None;
+                            }
                             let (lower, _) = lower_at_anchor().ok()?;
                             let known = Bracket {
                                 upper: lower,
                                 lower,
                             };
-                            Some(read_from(&known))
+                            Some((read_from.range)(&known))
                         });
                         if let Some(pmf) = tail {
                             let bytes = task_bytes(pmf.len(), pmf.len(), 0);
                             return Ok(record(&pmf, bytes));
+                        }
+                    }
+                    if let (Bound::Upper, Some(pld)) = (bound, prepared_coarse.get()) {
+                        if task_grid == anchor_grid {
+                            if let Some((pmf, bytes)) =
+                                self.single_event_composed(pld, bound, direction, task_grid)
+                            {
+                                return Ok(record(&pmf, bytes));
+                            }
                         }
                     }
                 }
@@ -1491,16 +1526,7 @@ impl Accountant {
             step: 2.0 * grid.step,
             ..grid
         };
-        // An earlier grid's ADD bound is as valid on this one: with it, the check is run only
-        // if REMOVE's upper bound comes out below it.
-        let check_now = !symmetric && known_add.is_none();
-        // After REMOVE's tasks: its grid h (and its lower bound there) are the largest, and
-        // at a fixed step the coarsest lower grid aims the upper bound (see `anchor`).
-        let check_at = tasks.len();
-        if check_now {
-            tasks.insert(check_at, (Bound::Upper, Direction::Add, check_grid));
-        }
-        if let (Some((_, anchor_grid)), Some(&(Bound::Upper, Direction::Remove, first))) =
+        if let (Some((read_from, anchor_grid)), Some(&(Bound::Upper, Direction::Remove, first))) =
             (anchor, tasks.first())
         {
             // First, side by side: the upper task's discretization at h (connect-the-dots, most
@@ -1520,10 +1546,28 @@ impl Accountant {
                         });
                     },
                     || {
-                        let _ = run(&(Bound::Lower, Direction::Remove, anchor_grid));
+                        if self.tilt_predicted(read_from, anchor_grid, &prepared_coarse) {
+                            let _ = run(&(Bound::Lower, Direction::Remove, anchor_grid));
+                        } else {
+                            anchor_declined.store(true, std::sync::atomic::Ordering::Relaxed);
+                        }
                     },
                 );
             }
+            // Declined: the anchor's grid leaves the lower end (2h's is the larger on every
+            // benchmark; a 2h that fails makes the bracket read the grid h's lower bound).
+            if anchor_declined.load(std::sync::atomic::Ordering::Relaxed) {
+                tasks.retain(|&task| task != (Bound::Lower, Direction::Remove, anchor_grid));
+            }
+        }
+        // An earlier grid's ADD bound is as valid on this one: with it, the check is run only
+        // if REMOVE's upper bound comes out below it.
+        let check_now = !symmetric && known_add.is_none();
+        // After REMOVE's tasks: its grid h (and its lower bound there) are the largest, and
+        // at a fixed step the coarsest lower grid aims the upper bound (see `anchor`).
+        let check_at = tasks.len();
+        if check_now {
+            tasks.insert(check_at, (Bound::Upper, Direction::Add, check_grid));
         }
         let mut results = parallel_map(&tasks, run);
         let coarse_add_result = if check_now {
@@ -1744,9 +1788,10 @@ impl Accountant {
     /// REMOVE's upper PMF on `grid` for a plan of one event repeated, as tight as the plain
     /// power's at losses from `from` up (where the query reads it): by one FFT power tilted
     /// at `aim` over a buffer about half as long as the plain power's window (see
-    /// [`GridPmf::upper_tail_power`]), else by the plain power ([`Accountant::composed`]'s,
-    /// through the same caches). `None` when the plan is not of
-    /// that kind or the power fails: the caller composes.
+    /// [`GridPmf::upper_tail_power`]), else (declined, or no `(from, aim)` from
+    /// `read_range`) by the plain power ([`Accountant::composed`]'s, through the same
+    /// caches). `None` when the plan is not of that kind or the power fails: the caller
+    /// composes.
     fn remove_upper_single_event(
         &self,
         grid: Grid,
@@ -1760,14 +1805,15 @@ impl Accountant {
             None => self.group_single(component, Bound::Upper, grid).ok()?,
         };
         let single = pld.remove();
-        // (Asked only now: at a fixed step the range comes from a coarser grid's lower bound,
-        // which another thread computes meanwhile.)
-        let (from, aim) = read_range()?;
         // The tail moments the tilted power computes, reused by the plain power when the
         // tilted one is declined.
         let moments = std::cell::OnceCell::new();
-        single
-            .upper_tail_power_sharing(count, grid.tail_mass, from, aim, &moments)
+        // (Asked only now: at a fixed step the range comes from a coarser grid's lower bound,
+        // which another thread computes meanwhile. Without one, the plain power.)
+        read_range()
+            .and_then(|(from, aim)| {
+                single.upper_tail_power_sharing(count, grid.tail_mass, from, aim, &moments)
+            })
             .or_else(|| {
                 let key = GridKey::new(Bound::Upper, grid.step, grid.tail_mass, grid.merge_budget);
                 let composed = Some(component);
@@ -1775,6 +1821,79 @@ impl Accountant {
                 self.self_composed(single, count, composed, key, direction, grid, moments.get())
                     .ok()
             })
+    }
+
+    /// The plan's one event repeated ([`Accountant::single_event`]) composed in `direction`
+    /// on `grid` from its PLD `pld` in `bound` on that grid, computed ahead: what
+    /// [`Accountant::composed`] computes, without discretizing again; with the task's bytes
+    /// as `composed` counts them. `None` when the plan is not of that kind or the power
+    /// fails.
+    fn single_event_composed(
+        &self,
+        pld: &PrivacyLossDistribution,
+        bound: Bound,
+        direction: Direction,
+        grid: Grid,
+    ) -> Option<(GridPmf, f64)> {
+        let (component, count) = self.single_event(grid)?;
+        let single = match direction {
+            Direction::Remove => pld.remove(),
+            Direction::Add => pld.add(),
+        };
+        let key = GridKey::new(bound, grid.step, grid.tail_mass, grid.merge_budget);
+        let composed = self
+            .self_composed(single, count, Some(component), key, direction, grid, None)
+            .ok()?;
+        let points = single.stored_points() + composed.stored_points();
+        let bytes = task_bytes(points, composed.len(), grid.tilts);
+        Some((composed, bytes))
+    }
+
+    /// Whether REMOVE's upper power on the grid h of a plan of one event repeated, at a
+    /// fixed step, is predicted to be tilted ([`Accountant::remove_upper_single_event`]),
+    /// which reads a guaranteed lower end of the answer: the anchor, REMOVE's lower bound on
+    /// `anchor_grid` (16h). Predicted on that grid itself, with a Chernoff estimate of an
+    /// ε(δ) query's answer ([`GridPmf::chernoff_epsilon`], from above) in place of the
+    /// anchor: the event's upper PLD there is discretized for it and kept in `prepared`
+    /// (ADD's check on that grid composes it). A prediction only chooses the work: when it
+    /// errs, the anchor is computed and not used (as always before), or a plain power
+    /// replaces a tilted one that would have been shorter (and may differ from it in the
+    /// ninth digit: in 1 of 1080 random DP-SGD queries at steps 1e-4 to 1e-3, an upper end
+    /// 3e-9 higher); every answer is as valid. (DP-SGD at h = 1e-4, tilted at δ = 1e-5
+    /// where predicted: σ 1, q 0.01, 10⁴ steps and σ 0.8, q 0.004, 10⁵ steps; declined:
+    /// σ 1, q 0.01, 10³ steps and σ 1.1, q 256/60000, 14063 steps; both as the anchor would
+    /// have decided.) True (compute the anchor) for δ(ε) queries, for estimates beyond half
+    /// the loss limit, and whenever no estimate can be made.
+    fn tilt_predicted(
+        &self,
+        read_from: ReadFrom,
+        anchor_grid: Grid,
+        prepared: &std::sync::OnceLock<Arc<PrivacyLossDistribution>>,
+    ) -> bool {
+        let Some(delta) = read_from.delta else {
+            return true;
+        };
+        let Some((component, count)) = self.single_event(anchor_grid) else {
+            return true;
+        };
+        let Ok(pld) = self.group_single(component, Bound::Upper, anchor_grid) else {
+            return true;
+        };
+        let single = prepared.get_or_init(|| pld).remove();
+        let moments = std::cell::OnceCell::new();
+        // Near the loss limit the lower grids' ends are cut there, and 16h's lower end may be
+        // the larger one: it is computed then, as it always was.
+        let Some(estimate) = single
+            .chernoff_epsilon(count, delta, &moments)
+            .filter(|&estimate| estimate < 0.5 * LOSS_LIMIT)
+        else {
+            return true;
+        };
+        let (from, aim) = (read_from.range)(&Bracket {
+            upper: estimate,
+            lower: estimate,
+        });
+        single.upper_tail_power_applies(count, anchor_grid.tail_mass, from, aim, &moments)
     }
 
     /// The step of [`AccountantOptions::upper_grid_step`]'s grid when its (REMOVE) upper
@@ -1864,7 +1983,7 @@ impl Accountant {
         charged: impl Fn(&GridPmf, f64) -> f64 + Sync,
         target: impl Fn(&Bracket) -> f64 + Sync,
         round_off_share: impl Fn(f64, f64) -> f64,
-        read_from: impl Fn(&Bracket) -> (f64, f64) + Sync,
+        read_from: ReadFrom,
     ) -> Result<(Bracket, Settings, f64)> {
         // The merge budget of the first grid, and the truncation the plan's loss ranges are
         // judged at (see `Component::loss_range`): only where far tails are merged. Both are
@@ -1927,7 +2046,9 @@ impl Accountant {
                 // grid is cheap too, its upper bound is computed beside this grid's
                 // evaluation (the two threads share the work) rather than after it.
                 let first = match (fixed, refinements, fine_tried) {
-                    (None, 0, false) => self.fine_first_steps(grid, &query, &target, &read_from),
+                    (None, 0, false) => {
+                        self.fine_first_steps(grid, &query, &target, read_from.range)
+                    }
                     _ => None,
                 };
                 // The first grid as predicted, if it fits the budget.
@@ -1953,7 +2074,7 @@ impl Accountant {
                         &target,
                         known_add,
                         ends,
-                        Some(&read_from),
+                        Some(read_from),
                     )
                 };
                 match (first, speculate) {
@@ -2358,7 +2479,11 @@ mod tests {
         let charged = |pmf: &GridPmf, epsilon: f64| pmf.charged_at(epsilon);
         // A tolerance the coarser grids meet: the grid h's own lower bound is not computed.
         let wanted = |b: &Bracket| 1e-3 * b.upper;
-        let read_from = |b: &Bracket| (b.lower, 0.5 * (b.lower + b.upper));
+        let range = |b: &Bracket| (b.lower, 0.5 * (b.lower + b.upper));
+        let read_from = ReadFrom {
+            range: &range,
+            delta: Some(DELTA),
+        };
         let evaluation = accountant
             .evaluate(
                 grid,
@@ -2367,7 +2492,7 @@ mod tests {
                 &wanted,
                 None,
                 Ends::Both,
-                Some(&read_from),
+                Some(read_from),
             )
             .expect("evaluates");
         let lower_on = |step: f64| {
@@ -2381,6 +2506,80 @@ mod tests {
         assert_eq!(evaluation.bracket.lower, coarse.max(fine));
         assert!(evaluation.bracket.upper >= evaluation.bracket.lower);
         assert!(evaluation.bracket.width() <= wanted(&evaluation.bracket));
+    }
+
+    /// At a fixed step, REMOVE's lower bound on 16h (the anchor a tilted upper power reads)
+    /// is computed only where the tilt is predicted to pay: on DP-SGD σ 1, q 0.01 at
+    /// h = 1e-4, δ = 1e-5, at 10⁴ steps and not at 10³ (always for δ(ε) queries). The PLD the
+    /// prediction discretized gives ADD's check the plain composition's PMF bit for bit, and
+    /// without the anchor the bracket is the plain power's upper end and the grid 2h's lower
+    /// end, bit for bit.
+    #[test]
+    fn the_anchor_is_computed_only_where_the_tilt_is_predicted_to_pay() {
+        let range = |b: &Bracket| (b.lower, 0.5 * (b.lower + b.upper));
+        let epsilon_query = ReadFrom {
+            range: &range,
+            delta: Some(DELTA),
+        };
+        let delta_query = ReadFrom {
+            range: &range,
+            delta: None,
+        };
+        for (steps, predicted) in [(1000, false), (10_000, true)] {
+            let spec = CompositionSpec::dp_sgd(1.0, 0.01, steps, 1.0).expect("valid");
+            let options = AccountantOptions {
+                grid_step: Some(1e-4),
+                ..AccountantOptions::default()
+            };
+            let accountant = Accountant::new(&spec, options).expect("valid");
+            let anchor_grid = Grid {
+                step: 16e-4,
+                tail_mass: 1e-14,
+                tilts: 0,
+                merge_budget: accountant.plan.merge_budget(DELTA),
+                reaching: false,
+            };
+            let prepared = std::sync::OnceLock::new();
+            let decision = accountant.tilt_predicted(epsilon_query, anchor_grid, &prepared);
+            assert_eq!(decision, predicted, "{steps} steps");
+            let unused = std::sync::OnceLock::new();
+            assert!(accountant.tilt_predicted(delta_query, anchor_grid, &unused));
+            assert!(
+                unused.get().is_none(),
+                "δ(ε): nothing discretized to predict"
+            );
+            let pld = prepared.get().expect("discretized for the prediction");
+            let (check, _) = accountant
+                .single_event_composed(pld, Bound::Upper, Direction::Add, anchor_grid)
+                .expect("composes");
+            let (plain, _) = accountant
+                .composed(Bound::Upper, Direction::Add, anchor_grid)
+                .expect("composes");
+            assert_eq!(check, plain, "{steps} steps");
+        }
+        let (accountant, grid) = dp_sgd_accountant_and_grid(Some(1e-4), 1e-4);
+        let query = |pmf: &GridPmf| pmf.epsilon_for_delta(DELTA);
+        let charged = |pmf: &GridPmf, epsilon: f64| pmf.charged_at(epsilon);
+        let wanted = |b: &Bracket| 1e-3 * b.upper;
+        let evaluation = accountant
+            .evaluate(
+                grid,
+                &query,
+                &charged,
+                &wanted,
+                None,
+                Ends::Both,
+                Some(epsilon_query),
+            )
+            .expect("evaluates");
+        let plain = |bound, step| {
+            accountant
+                .composed(bound, Direction::Remove, Grid { step, ..grid })
+                .map(|(pmf, _)| query(&pmf))
+                .expect("composes")
+        };
+        assert_eq!(evaluation.bracket.upper, plain(Bound::Upper, 1e-4));
+        assert_eq!(evaluation.bracket.lower, plain(Bound::Lower, 2e-4));
     }
 
     /// [`Ends::BesideFiner`] on DP-SGD (REMOVE the worse direction): with ADD's check on the
