@@ -1429,7 +1429,7 @@ impl Accountant {
                     if let (Bound::Upper, Some(pld)) = (bound, prepared_coarse.get()) {
                         if task_grid == anchor_grid {
                             if let Some((pmf, bytes)) =
-                                self.single_event_composed(pld, bound, direction, task_grid)
+                                self.single_event_composed(pld, bound, direction, task_grid, None)
                             {
                                 return Ok(record(&pmf, bytes));
                             }
@@ -1815,25 +1815,24 @@ impl Accountant {
                 single.upper_tail_power_sharing(count, grid.tail_mass, from, aim, &moments)
             })
             .or_else(|| {
-                let key = GridKey::new(Bound::Upper, grid.step, grid.tail_mass, grid.merge_budget);
-                let composed = Some(component);
-                let direction = Direction::Remove;
-                self.self_composed(single, count, composed, key, direction, grid, moments.get())
-                    .ok()
+                let (bound, direction) = (Bound::Upper, Direction::Remove);
+                self.single_event_composed(&pld, bound, direction, grid, moments.get())
+                    .map(|(pmf, _)| pmf)
             })
     }
 
     /// The plan's one event repeated ([`Accountant::single_event`]) composed in `direction`
     /// on `grid` from its PLD `pld` in `bound` on that grid, computed ahead: what
-    /// [`Accountant::composed`] computes, without discretizing again; with the task's bytes
-    /// as `composed` counts them. `None` when the plan is not of that kind or the power
-    /// fails.
+    /// [`Accountant::composed`] computes, without discretizing again (nor computing the
+    /// tail moments, when given); with the task's bytes as `composed` counts them. `None`
+    /// when the plan is not of that kind or the power fails.
     fn single_event_composed(
         &self,
         pld: &PrivacyLossDistribution,
         bound: Bound,
         direction: Direction,
         grid: Grid,
+        moments: Option<&TailMoments>,
     ) -> Option<(GridPmf, f64)> {
         let (component, count) = self.single_event(grid)?;
         let single = match direction {
@@ -1842,7 +1841,15 @@ impl Accountant {
         };
         let key = GridKey::new(bound, grid.step, grid.tail_mass, grid.merge_budget);
         let composed = self
-            .self_composed(single, count, Some(component), key, direction, grid, None)
+            .self_composed(
+                single,
+                count,
+                Some(component),
+                key,
+                direction,
+                grid,
+                moments,
+            )
             .ok()?;
         let points = single.stored_points() + composed.stored_points();
         let bytes = task_bytes(points, composed.len(), grid.tilts);
@@ -2466,6 +2473,24 @@ mod tests {
         (accountant, grid)
     }
 
+    /// `accountant`'s evaluation of ε([`DELTA`]) on `grid`, read as an ε query reads, with a
+    /// tolerance of 1e-3 of the upper end (which the coarser lower grids of a fixed step
+    /// meet: the grid h's own lower bound is not computed).
+    fn evaluate_epsilon(accountant: &Accountant, grid: Grid) -> Evaluation {
+        let query = |pmf: &GridPmf| pmf.epsilon_for_delta(DELTA);
+        let charged = |pmf: &GridPmf, epsilon: f64| pmf.charged_at(epsilon);
+        let wanted = |b: &Bracket| 1e-3 * b.upper;
+        let range = |b: &Bracket| (b.lower, 0.5 * (b.lower + b.upper));
+        let read_from = ReadFrom {
+            range: &range,
+            delta: Some(DELTA),
+        };
+        let ends = Ends::Both;
+        accountant
+            .evaluate(grid, &query, &charged, &wanted, None, ends, Some(read_from))
+            .expect("evaluates")
+    }
+
     /// A fixed grid step h reads its lower end from the grids 16h and 2h (those ≤ 1 nat):
     /// on DP-SGD, the evaluated bracket's lower end is exactly the larger of REMOVE's lower
     /// bounds on those two grids, computed apart.
@@ -2476,25 +2501,8 @@ mod tests {
         assert!(lower_end_steps(0.6).is_empty());
         let (accountant, grid) = dp_sgd_accountant_and_grid(Some(1e-4), 1e-4);
         let query = |pmf: &GridPmf| pmf.epsilon_for_delta(DELTA);
-        let charged = |pmf: &GridPmf, epsilon: f64| pmf.charged_at(epsilon);
-        // A tolerance the coarser grids meet: the grid h's own lower bound is not computed.
         let wanted = |b: &Bracket| 1e-3 * b.upper;
-        let range = |b: &Bracket| (b.lower, 0.5 * (b.lower + b.upper));
-        let read_from = ReadFrom {
-            range: &range,
-            delta: Some(DELTA),
-        };
-        let evaluation = accountant
-            .evaluate(
-                grid,
-                &query,
-                &charged,
-                &wanted,
-                None,
-                Ends::Both,
-                Some(read_from),
-            )
-            .expect("evaluates");
+        let evaluation = evaluate_epsilon(&accountant, grid);
         let lower_on = |step: f64| {
             accountant
                 .composed(Bound::Lower, Direction::Remove, Grid { step, ..grid })
@@ -2550,7 +2558,7 @@ mod tests {
             );
             let pld = prepared.get().expect("discretized for the prediction");
             let (check, _) = accountant
-                .single_event_composed(pld, Bound::Upper, Direction::Add, anchor_grid)
+                .single_event_composed(pld, Bound::Upper, Direction::Add, anchor_grid, None)
                 .expect("composes");
             let (plain, _) = accountant
                 .composed(Bound::Upper, Direction::Add, anchor_grid)
@@ -2559,19 +2567,7 @@ mod tests {
         }
         let (accountant, grid) = dp_sgd_accountant_and_grid(Some(1e-4), 1e-4);
         let query = |pmf: &GridPmf| pmf.epsilon_for_delta(DELTA);
-        let charged = |pmf: &GridPmf, epsilon: f64| pmf.charged_at(epsilon);
-        let wanted = |b: &Bracket| 1e-3 * b.upper;
-        let evaluation = accountant
-            .evaluate(
-                grid,
-                &query,
-                &charged,
-                &wanted,
-                None,
-                Ends::Both,
-                Some(epsilon_query),
-            )
-            .expect("evaluates");
+        let evaluation = evaluate_epsilon(&accountant, grid);
         let plain = |bound, step| {
             accountant
                 .composed(bound, Direction::Remove, Grid { step, ..grid })
