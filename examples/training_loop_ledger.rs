@@ -31,7 +31,7 @@ fn main() -> Result<(), Error> {
             Ok(spent) => {
                 // ... train `chunk` steps here ...
                 steps += chunk;
-                if steps % 500 == 0 {
+                if steps.is_multiple_of(500) {
                     let epsilon = spent.map_or(f64::NAN, |s| s.epsilon.upper);
                     println!("step {steps:5}: ε ≤ {epsilon:.4} at δ = 1e-5");
                 }

@@ -287,7 +287,7 @@ fn compose_is_commutative_and_associative() {
         let step = 0.05;
         // Short and long operands, so both the direct and the FFT paths of `convolve` are hit.
         let make = |rng: &mut rand_chacha::ChaCha8Rng, which: usize| {
-            let n = if (case + which) % 3 == 0 {
+            let n = if (case + which).is_multiple_of(3) {
                 rng.gen_range(1..=16)
             } else {
                 rng.gen_range(100..=600)

@@ -519,7 +519,7 @@ const CONCURRENT_TASKS: usize = parallel::MAX_THREADS;
 fn chunk_dividing(count: u64, largest: u64) -> u64 {
     (largest.div_ceil(2)..=largest)
         .rev()
-        .find(|&runs| count % runs == 0)
+        .find(|&runs| count.is_multiple_of(runs))
         .unwrap_or(largest)
 }
 

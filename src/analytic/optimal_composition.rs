@@ -475,7 +475,7 @@ impl Binomial {
             if j == 0 {
                 break 0.0;
             }
-            if terms % ANCHOR_EVERY == 0 || terms > MAX_WINDOW {
+            if terms.is_multiple_of(ANCHOR_EVERY) || terms > MAX_WINDOW {
                 if let Some(t) = sweep.tail_if_negligible(sum.value(), terms > MAX_WINDOW) {
                     break t;
                 }
@@ -574,7 +574,7 @@ impl Binomial {
             if i == 0 {
                 break 0.0;
             }
-            if terms % ANCHOR_EVERY == 0 || terms > MAX_WINDOW {
+            if terms.is_multiple_of(ANCHOR_EVERY) || terms > MAX_WINDOW {
                 if let Some(tl) = sweep.tail_if_negligible(e.value(), terms > MAX_WINDOW) {
                     break tl;
                 }

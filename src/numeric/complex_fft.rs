@@ -519,12 +519,12 @@ fn balanced_factors(m: usize) -> Option<(usize, usize)> {
     while (root + 1) * (root + 1) <= m {
         root += 1;
     }
-    let rows = (1..=root).rev().find(|d| m % d == 0)?;
+    let rows = (1..=root).rev().find(|d| m.is_multiple_of(*d))?;
     let columns = m / rows;
     (columns <= 16 * rows).then_some((rows, columns))
 }
 
-crate::numeric::wide_loops::dispatch_avx2! {
+crate::numeric::wide_loops::dispatch_wide! {
     /// [`FourStep::twiddle_strip`] (two complex products at a time on AVX2).
     fn twiddle_strip_wide(four: &FourStep, block: &mut [Complex64], first: usize) =
         twiddle_strip_kernel;
@@ -700,10 +700,14 @@ mod tests {
         }
     }
 
-    /// The twiddle pass as dispatched (AVX2 where the processor has it) gives the baseline
-    /// build's bits.
+    /// The twiddle pass as dispatched, in every build the processor can run (AVX2, AVX-512),
+    /// gives the baseline build's bits.
     #[test]
     fn the_wide_twiddle_pass_gives_the_same_bits() {
+        crate::numeric::wide_loops::for_each_tier(|_| check_wide_twiddle_pass());
+    }
+
+    fn check_wide_twiddle_pass() {
         let plan = ComplexFft::four_step(36, 50);
         let Kind::FourStep(four) = &plan.kind else {
             panic!("a four-step plan");

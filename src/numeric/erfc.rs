@@ -45,7 +45,7 @@ pub fn erfc(x: f64) -> f64 {
     erfc_positive(x)
 }
 
-crate::numeric::wide_loops::dispatch_avx2! {
+crate::numeric::wide_loops::dispatch_wide! {
     /// `out[i] = erfc(x[i])` for arguments `x[i] ≥ 0` (or +∞), the same values as one call
     /// each: the loop has no library call, so it runs on four lanes at a time on AVX2.
     pub fn erfc_non_negative(x: &[f64], out: &mut [f64]) = erfc_non_negative_kernel;
@@ -229,9 +229,14 @@ mod tests {
     }
 
     /// The batch gives every point's value bit for bit, on a dense grid over [0, 40] (both
-    /// sides of the zero beyond 31), at piece boundaries and at the special values.
+    /// sides of the zero beyond 31), at piece boundaries and at the special values, in every
+    /// build the processor can run (baseline, AVX2, AVX-512).
     #[test]
     fn the_batch_is_one_call_per_point() {
+        crate::numeric::wide_loops::for_each_tier(|_| check_batch_against_points());
+    }
+
+    fn check_batch_against_points() {
         let mut x: Vec<f64> = (0..=400_000).map(|i| 40.0 * i as f64 / 400_000.0).collect();
         for k in 0..=PIECES {
             let b = 1.0 / (1.0 / 32.0 + k as f64 / 128.0) - 1.0;

@@ -176,10 +176,10 @@ fn return_workspace(workspace: Workspace) {
 pub fn fast_len(n: usize) -> usize {
     let mut candidate = n.max(2);
     loop {
-        if candidate % 2 == 0 {
+        if candidate.is_multiple_of(2) {
             let mut m = candidate;
             for f in [2, 3, 5, 7] {
-                while m % f == 0 {
+                while m.is_multiple_of(f) {
                     m /= f;
                 }
             }
@@ -305,7 +305,7 @@ impl WindowStats {
     }
 }
 
-crate::numeric::wide_loops::dispatch_avx2! {
+crate::numeric::wide_loops::dispatch_wide! {
     /// [`WindowStats::scale_and_clamp`] (its four lanes at once on AVX2).
     fn scale_and_clamp_wide(stats: &mut WindowStats, dst: &mut [f64], src: &[f64], scale: f64) =
         scale_and_clamp_kernel;
@@ -433,7 +433,7 @@ pub fn convolve_fft(a: &[f64], b: &[f64]) -> Convolved {
 
 /// Weight of half-spectrum bin j in the full spectrum's sum of squares.
 fn hermitian_weight(j: usize, n: usize) -> f64 {
-    if j == 0 || (n % 2 == 0 && j == n / 2) {
+    if j == 0 || (n.is_multiple_of(2) && j == n / 2) {
         1.0
     } else {
         2.0
@@ -485,7 +485,7 @@ fn inverse_and_bound(
     // The DC and Nyquist bins of a real signal's spectrum are real.
     spectrum[0].im = 0.0;
     if let Some(last) = spectrum.last_mut() {
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             last.im = 0.0;
         }
     }
@@ -1386,11 +1386,15 @@ fn complex_pow(z: Complex64, mut k: u64) -> Complex64 {
 mod tests {
     use super::*;
 
-    /// Scaling and clamping as dispatched (AVX2 where the processor has it) gives the
-    /// baseline build's outputs and statistics bit for bit (negative and positive entries, a
-    /// remainder past the last four).
+    /// Scaling and clamping as dispatched, in every build the processor can run (AVX2,
+    /// AVX-512), gives the baseline build's outputs and statistics bit for bit (negative and
+    /// positive entries, a remainder past the last four).
     #[test]
     fn the_wide_scale_and_clamp_gives_the_same_bits() {
+        crate::numeric::wide_loops::for_each_tier(|_| check_wide_scale_and_clamp());
+    }
+
+    fn check_wide_scale_and_clamp() {
         let src: Vec<f64> = (0..1003).map(|i| (i as f64 * 0.73).sin() * 1e-3).collect();
         let (mut wide, mut plain) = (WindowStats::default(), WindowStats::default());
         let (mut dst_wide, mut dst_plain) = (vec![0.0; src.len()], vec![0.0; src.len()]);
@@ -1526,7 +1530,7 @@ mod tests {
         assert_eq!(fast_len(1025), 1050);
         for n in 1..3000 {
             let m = fast_len(n);
-            assert!(m >= n && m % 2 == 0);
+            assert!(m >= n && m.is_multiple_of(2));
         }
     }
 

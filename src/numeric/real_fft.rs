@@ -96,7 +96,7 @@ impl RealFft {
     /// algorithm (and the last bits of every result) depends on n alone.
     pub(crate) fn new(n: usize) -> RealFft {
         assert!(
-            n >= 2 && n % 2 == 0,
+            n >= 2 && n.is_multiple_of(2),
             "real FFT length must be even, got {n}"
         );
         let m = n / 2;

@@ -69,9 +69,17 @@ pub(crate) fn hinge_sum(p: &[f64], x: f64, h: f64) -> f64 {
     }))
 }
 
-/// `(Σ pᵢ aᵢ, Σ pᵢ bᵢ)` over `p` (at most as long as `a` and `b`), each in eight lanes of
-/// plain sums, then the lanes: for non-negative terms within `(⌈len/8⌉ + 3)·u` relative.
-fn dot_products(p: &[f64], a: &[f64], b: &[f64]) -> (f64, f64) {
+crate::numeric::wide_loops::dispatch_wide! {
+    /// `(Σ pᵢ aᵢ, Σ pᵢ bᵢ)` over `p` (at most as long as `a` and `b`), each in eight lanes
+    /// of plain sums, then the lanes: for non-negative terms within `(⌈len/8⌉ + 3)·u`
+    /// relative. (The lanes in one AVX-512 vector, or two AVX2 ones, where the processor has
+    /// them: the same bits.)
+    fn dot_products(p: &[f64], a: &[f64], b: &[f64]) -> (f64, f64) = dot_products_kernel;
+}
+
+/// The body of [`dot_products`].
+#[inline(always)]
+fn dot_products_kernel(p: &[f64], a: &[f64], b: &[f64]) -> (f64, f64) {
     let (mut sum_a, mut sum_b) = ([0.0; 8], [0.0; 8]);
     let lanes = p.chunks_exact(8);
     let rest = lanes.remainder();
@@ -430,6 +438,30 @@ impl GridPmf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The dot products as dispatched, in every build the processor can run (AVX2,
+    /// AVX-512), are the baseline build's bit for bit (lengths around the eight lanes).
+    #[test]
+    fn the_wide_dot_products_give_the_same_bits() {
+        let p: Vec<f64> = (0..1003)
+            .map(|i| (i as f64 * 0.37).sin().abs() * 1e-3)
+            .collect();
+        let a: Vec<f64> = (0..1003).map(|i| (-(i as f64) * 1e-3).exp()).collect();
+        let b: Vec<f64> = (0..1003).map(|i| 1.0 + (i as f64 * 0.11).cos()).collect();
+        crate::numeric::wide_loops::for_each_tier(|tier| {
+            for len in [1003, 16, 9, 8, 3, 0] {
+                let (wide, plain) = (
+                    dot_products(&p[..len], &a, &b),
+                    dot_products_kernel(&p[..len], &a, &b),
+                );
+                assert_eq!(
+                    (wide.0.to_bits(), wide.1.to_bits()),
+                    (plain.0.to_bits(), plain.1.to_bits()),
+                    "{tier:?}, {len} entries"
+                );
+            }
+        });
+    }
 
     /// ε(δ) by the per-entry recursion from the top alone (no blocks): the reference for
     /// [`GridPmf::epsilon_for_delta`].

@@ -70,7 +70,7 @@ impl TailMoments {
     }
 }
 
-crate::numeric::wide_loops::dispatch_avx2! {
+crate::numeric::wide_loops::dispatch_wide! {
     /// [`TailMoments::with_span`] (its 21 lanes four at a time on AVX2).
     fn moments_with_span(p: &[f64], step: f64, span: usize) -> TailMoments = moments_kernel;
 }
@@ -195,8 +195,8 @@ impl TailMoments {
 mod tests {
     use super::*;
 
-    /// The moments as dispatched (AVX2 where the processor has it) are the baseline build's
-    /// bit for bit, on a vector with gaps, flushed tails and all 21 tilts.
+    /// The moments as dispatched, in every build the processor can run (AVX2, AVX-512), are
+    /// the baseline build's bit for bit, on a vector with gaps, flushed tails and all 21 tilts.
     #[test]
     fn the_wide_build_gives_the_same_bits() {
         let p: Vec<f64> = (0..5000)
@@ -205,13 +205,15 @@ mod tests {
                 _ => (-(i as f64) * 0.05).exp() * (1.0 + (i as f64).sin().abs()),
             })
             .collect();
-        for (step, span) in [(1e-4, 4999), (0.3, 100), (2.0, 4999)] {
-            let wide = TailMoments::with_span(&p, step, span);
-            let plain = moments_kernel(&p, step, span);
-            let bits = |v: [f64; TILTS]| v.map(f64::to_bits);
-            assert_eq!(bits(wide.up), bits(plain.up), "step {step}");
-            assert_eq!(bits(wide.down), bits(plain.down), "step {step}");
-        }
+        crate::numeric::wide_loops::for_each_tier(|tier| {
+            for (step, span) in [(1e-4, 4999), (0.3, 100), (2.0, 4999)] {
+                let wide = TailMoments::with_span(&p, step, span);
+                let plain = moments_kernel(&p, step, span);
+                let bits = |v: [f64; TILTS]| v.map(f64::to_bits);
+                assert_eq!(bits(wide.up), bits(plain.up), "{tier:?}, step {step}");
+                assert_eq!(bits(wide.down), bits(plain.down), "{tier:?}, step {step}");
+            }
+        });
     }
 
     /// `TailMoments::of(p, step)` bounds the direct sums in log space (each term's
