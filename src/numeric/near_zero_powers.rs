@@ -219,12 +219,16 @@ fn bounded(y: Complex64, relative: f64) -> Option<(Complex64, f64)> {
     ))
 }
 
-/// Bins decided per pass over `p` in [`deviations`].
-const BINS_PER_PASS: usize = 4;
+/// Bins decided per pass over `p` in [`deviations`]: the eight lanes of an AVX-512 vector
+/// (two AVX2 passes of [`AVX2_LANES`] where there is no AVX-512).
+const BINS_PER_PASS: usize = 8;
+
+/// Bins of one AVX2 pass ([`deviation_pass_avx2`]).
+const AVX2_LANES: usize = 4;
 
 /// `(d_j, S_j)` for j = 1..=last: `d_j = Σᵢ pᵢ·(1 − ω^{(i−c)j})` by compensated sums, and
 /// `S_j = (2πj/n)·Σᵢ pᵢ·|i − c|` (rounded up), which bounds `Σᵢ pᵢ·(|1 − H| + |1 − L|)`:
-/// the error of `d_j` is at most `37u·S_j` (see the module docs). Four bins per pass.
+/// the error of `d_j` is at most `37u·S_j` (see the module docs). Eight bins per pass.
 fn deviations(
     p: &[f64],
     center: usize,
@@ -282,9 +286,15 @@ const SPREAD_MIN_WORK: usize = 1 << 16;
 
 /// The compensated sums `d_j` of bins `j .. j + width` (`width ≤` [`BINS_PER_PASS`]) in
 /// one pass over the non-zero entries `terms` (gap to the previous entry, value; the first
-/// at index `first`): four bins in the four lanes of AVX2 vectors when the processor has
-/// AVX2 ([`deviation_pass_avx2`], the same operations in the same order: the same sums bit
-/// for bit), else one after the other.
+/// at index `first`): eight bins in the eight lanes of AVX-512 vectors when the processor
+/// has AVX-512 ([`deviation_pass_avx512`]), else four at a time in AVX2 vectors
+/// ([`deviation_pass_avx2`]), else one after the other. Every lane does the scalar
+/// operations in the same order: the same sums bit for bit, whichever runs.
+///
+/// Why eight: a pass's cost is mostly per entry (its phases stepped, its table entries
+/// gathered, its terms added), and at most [`NEAR_ZERO_BINS`](super::fft_convolution)
+/// bins are recomputed, 8 for a DP-SGD step at 10³ steps: one AVX-512 pass instead of two
+/// AVX2 passes.
 fn deviation_pass(
     terms: &[(usize, f64)],
     first: Option<usize>,
@@ -294,30 +304,49 @@ fn deviation_pass(
     width: usize,
     tables: &DeviationTables,
 ) -> [PairedSum; BINS_PER_PASS] {
-    let start = PassStart::new(first, center, n, j, width);
+    let start = PassStart::<BINS_PER_PASS>::new(first, center, n, j, width);
     #[cfg(target_arch = "x86_64")]
-    if crate::numeric::wide_loops::avx2() {
-        // SAFETY: the processor has AVX2 (checked just above).
-        return unsafe { deviation_pass_avx2(terms, start, n, tables) };
+    {
+        if crate::numeric::wide_loops::avx512() {
+            // SAFETY: the processor has AVX-512F (checked just above).
+            return unsafe { deviation_pass_avx512(terms, start, n, tables) };
+        }
+        if crate::numeric::wide_loops::avx2() {
+            // SAFETY: the processor has AVX2 (checked just above).
+            let low = unsafe { deviation_pass_avx2(terms, start.lanes(0), n, tables) };
+            // (Lanes past `width` are not read: no second pass when all are in the first.)
+            let high = if width > AVX2_LANES {
+                // SAFETY: as above.
+                unsafe { deviation_pass_avx2(terms, start.lanes(AVX2_LANES), n, tables) }
+            } else {
+                low
+            };
+            return std::array::from_fn(|b| {
+                if b < AVX2_LANES {
+                    low[b]
+                } else {
+                    high[b - AVX2_LANES]
+                }
+            });
+        }
     }
     deviation_pass_scalar(terms, start, n, tables)
 }
 
-/// Where a pass starts: per bin, its frequency `stride` and the phase index
-/// `m = (i₀ − c)·stride mod n` of the first entry. All [`BINS_PER_PASS`] bins are summed,
-/// the ones past `width` repeating the last valid frequency (a fixed count keeps the sums
-/// in registers).
+/// Where a pass of `L` bins starts: per bin, its frequency `stride` and the phase index
+/// `m = (i₀ − c)·stride mod n` of the first entry. All `L` bins are summed, the ones past
+/// `width` repeating the last valid frequency (a fixed count keeps the sums in registers).
 #[derive(Clone, Copy)]
-struct PassStart {
-    m: [usize; BINS_PER_PASS],
-    steps: [usize; BINS_PER_PASS],
+struct PassStart<const L: usize> {
+    m: [usize; L],
+    steps: [usize; L],
 }
 
-impl PassStart {
-    fn new(first: Option<usize>, center: usize, n: usize, j: usize, width: usize) -> PassStart {
-        let mut m = [0usize; BINS_PER_PASS];
-        let mut steps = [0usize; BINS_PER_PASS];
-        for b in 0..BINS_PER_PASS {
+impl<const L: usize> PassStart<L> {
+    fn new(first: Option<usize>, center: usize, n: usize, j: usize, width: usize) -> Self {
+        let mut m = [0usize; L];
+        let mut steps = [0usize; L];
+        for b in 0..L {
             steps[b] = (j + b.min(width - 1)) % n;
             if let Some(i0) = first {
                 m[b] = ((i0 as i128 - center as i128) * steps[b] as i128).rem_euclid(n as i128)
@@ -328,29 +357,40 @@ impl PassStart {
     }
 
     /// The phase steps of a gap of `gap` indices, `gap·stride mod n` per bin.
-    fn gap_steps(&self, gap: usize, n: usize) -> [usize; BINS_PER_PASS] {
+    fn gap_steps(&self, gap: usize, n: usize) -> [usize; L] {
         self.steps.map(|stride| (gap % n) * stride % n)
+    }
+}
+
+impl PassStart<BINS_PER_PASS> {
+    /// The bins `from .. from + AVX2_LANES` of the pass, as a pass of their own.
+    #[cfg(target_arch = "x86_64")]
+    fn lanes(&self, from: usize) -> PassStart<AVX2_LANES> {
+        PassStart {
+            m: std::array::from_fn(|b| self.m[from + b]),
+            steps: std::array::from_fn(|b| self.steps[from + b]),
+        }
     }
 }
 
 /// [`deviation_pass`] one bin after the other: m is stepped by gap·stride (mod n) from one
 /// entry to the next (recomputed only when the gap changes: gaps repeat along merged
 /// blocks).
-fn deviation_pass_scalar(
+fn deviation_pass_scalar<const L: usize>(
     terms: &[(usize, f64)],
-    start: PassStart,
+    start: PassStart<L>,
     n: usize,
     tables: &DeviationTables,
-) -> [PairedSum; BINS_PER_PASS] {
+) -> [PairedSum; L] {
     let half = n / 2;
-    let mut sums = [PairedSum::default(); BINS_PER_PASS];
+    let mut sums = [PairedSum::default(); L];
     let mut m = start.m;
     let mut gap_steps = (1, start.steps);
     for (index, &(gap, pi)) in terms.iter().enumerate() {
         if index > 0 && gap != gap_steps.0 {
             gap_steps = (gap, start.gap_steps(gap, n));
         }
-        for b in 0..BINS_PER_PASS {
+        for b in 0..L {
             if index > 0 {
                 m[b] += gap_steps.1[b];
                 if m[b] >= n {
@@ -377,14 +417,13 @@ fn deviation_pass_scalar(
 #[target_feature(enable = "avx2")]
 unsafe fn deviation_pass_avx2(
     terms: &[(usize, f64)],
-    start: PassStart,
+    start: PassStart<AVX2_LANES>,
     n: usize,
     tables: &DeviationTables,
-) -> [PairedSum; BINS_PER_PASS] {
+) -> [PairedSum; AVX2_LANES] {
     use std::arch::x86_64::*;
-    const _: () = assert!(BINS_PER_PASS == 4);
     // Every index below is under n ≤ 2⁶², so signed 64-bit comparisons are exact.
-    let load = |v: [usize; BINS_PER_PASS]| _mm256_loadu_si256(v.as_ptr().cast::<__m256i>());
+    let load = |v: [usize; AVX2_LANES]| _mm256_loadu_si256(v.as_ptr().cast::<__m256i>());
     let n_v = _mm256_set1_epi64x(n as i64);
     let n_less_one = _mm256_set1_epi64x(n as i64 - 1);
     let half = _mm256_set1_epi64x((n / 2) as i64);
@@ -459,8 +498,116 @@ unsafe fn deviation_pass_avx2(
         two_sum(&mut sum_im, &mut error_im, _mm256_mul_pd(p, im));
     }
     let lanes = |v: __m256d| {
-        let mut out = [0.0; BINS_PER_PASS];
+        let mut out = [0.0; AVX2_LANES];
         _mm256_storeu_pd(out.as_mut_ptr(), v);
+        out
+    };
+    let (sum_re, error_re, sum_im, error_im) = (
+        lanes(sum_re),
+        lanes(error_re),
+        lanes(sum_im),
+        lanes(error_im),
+    );
+    std::array::from_fn(|b| {
+        PairedSum::from_parts([sum_re[b], sum_im[b]], [error_re[b], error_im[b]])
+    })
+}
+
+/// [`deviation_pass_scalar`] with bin b in lane b of AVX-512 vectors: as
+/// [`deviation_pass_avx2`], eight lanes at once (lane masks for the comparisons, the sign
+/// of a negative centred index flipped on the integer bits), so each lane's sum is the
+/// scalar one bit for bit.
+///
+/// # Safety
+/// The processor must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn deviation_pass_avx512(
+    terms: &[(usize, f64)],
+    start: PassStart<BINS_PER_PASS>,
+    n: usize,
+    tables: &DeviationTables,
+) -> [PairedSum; BINS_PER_PASS] {
+    use std::arch::x86_64::*;
+    const _: () = assert!(BINS_PER_PASS == 8);
+    // Every index below is under n ≤ 2⁶², so signed 64-bit comparisons are exact.
+    let load = |v: [usize; BINS_PER_PASS]| _mm512_loadu_epi64(v.as_ptr().cast::<i64>());
+    let n_v = _mm512_set1_epi64(n as i64);
+    let n_less_one = _mm512_set1_epi64(n as i64 - 1);
+    let half = _mm512_set1_epi64((n / 2) as i64);
+    let low_mask = _mm512_set1_epi64(((1usize << tables.shift) - 1) as i64);
+    let shift = _mm_cvtsi64_si128(i64::from(tables.shift));
+    let sign_bit = _mm512_set1_epi64(i64::MIN);
+    // Unit is three f64 (repr(C)): entry e's field f is the f64 at 3e + f.
+    let high = tables.high.as_ptr().cast::<f64>();
+    let low = tables.low.as_ptr().cast::<f64>();
+    let times_three = |x: __m512i| _mm512_add_epi64(_mm512_slli_epi64::<1>(x), x);
+    let mut m = load(start.m);
+    let mut gap_steps = (1, load(start.steps));
+    let zero = _mm512_setzero_pd();
+    // The high table's entries of the lanes, gathered again only when one of them moves to
+    // another entry.
+    let mut high_index = _mm512_set1_epi64(-1);
+    let (mut h_cos, mut h_sin, mut h_versine) = (zero, zero, zero);
+    let (mut sum_re, mut error_re, mut sum_im, mut error_im) = (zero, zero, zero, zero);
+    for (index, &(gap, pi)) in terms.iter().enumerate() {
+        if index > 0 {
+            if gap != gap_steps.0 {
+                gap_steps = (gap, load(start.gap_steps(gap, n)));
+            }
+            m = _mm512_add_epi64(m, gap_steps.1);
+            let wrapped = _mm512_cmpgt_epi64_mask(m, n_less_one);
+            m = _mm512_mask_sub_epi64(m, wrapped, m, n_v);
+        }
+        // |centred| and its sign: m − n when m > n/2.
+        let negative = _mm512_cmpgt_epi64_mask(m, half);
+        let a = _mm512_mask_sub_epi64(m, negative, n_v, m);
+        let high_now = _mm512_srl_epi64(a, shift);
+        let low_at = times_three(_mm512_and_si512(a, low_mask));
+        // SAFETY (the gathers): as in `deviation_pass_avx2`.
+        if _mm512_cmpeq_epi64_mask(high_now, high_index) != 0xff {
+            high_index = high_now;
+            let high_at = times_three(high_now);
+            h_cos = _mm512_i64gather_pd::<8>(high_at, high);
+            h_sin = _mm512_i64gather_pd::<8>(high_at, high.add(1));
+            h_versine = _mm512_i64gather_pd::<8>(high_at, high.add(2));
+        }
+        let l_sin = _mm512_i64gather_pd::<8>(low_at, low.add(1));
+        let l_versine = _mm512_i64gather_pd::<8>(low_at, low.add(2));
+        // As `DeviationTables::deviation`: re = (hv + hc·lv) + hs·ls, im = (hs + hc·ls) − hs·lv,
+        // im negated for a negative centred index.
+        let re = _mm512_add_pd(
+            _mm512_add_pd(h_versine, _mm512_mul_pd(h_cos, l_versine)),
+            _mm512_mul_pd(h_sin, l_sin),
+        );
+        let im = _mm512_sub_pd(
+            _mm512_add_pd(h_sin, _mm512_mul_pd(h_cos, l_sin)),
+            _mm512_mul_pd(h_sin, l_versine),
+        );
+        let im = _mm512_castsi512_pd(_mm512_mask_xor_epi64(
+            _mm512_castpd_si512(im),
+            negative,
+            _mm512_castpd_si512(im),
+            sign_bit,
+        ));
+        let p = _mm512_set1_pd(pi);
+        // As `PairedSum::add`: Knuth's TwoSum, the error accumulated apart.
+        let two_sum = |sum: &mut __m512d, error: &mut __m512d, x: __m512d| {
+            let s = _mm512_add_pd(*sum, x);
+            let back = _mm512_sub_pd(s, *sum);
+            let lost = _mm512_add_pd(
+                _mm512_sub_pd(*sum, _mm512_sub_pd(s, back)),
+                _mm512_sub_pd(x, back),
+            );
+            *error = _mm512_add_pd(*error, lost);
+            *sum = s;
+        };
+        two_sum(&mut sum_re, &mut error_re, _mm512_mul_pd(p, re));
+        two_sum(&mut sum_im, &mut error_im, _mm512_mul_pd(p, im));
+    }
+    let lanes = |v: __m512d| {
+        let mut out = [0.0; BINS_PER_PASS];
+        _mm512_storeu_pd(out.as_mut_ptr(), v);
         out
     };
     let (sum_re, error_re, sum_im, error_im) = (
@@ -504,14 +651,19 @@ mod tests {
         }
     }
 
-    /// The AVX2 pass gives the sums of the one-bin-at-a-time pass bit for bit (both running
-    /// sums and their accumulated errors): vectors with runs of gap 1 and gaps from 2 to
-    /// 2¹⁵ (as merged tails leave), buffers from 16 to 2²⁰ long, centres below, inside and
-    /// above the entries, bins from 1 up to the half length, every width 1 to 4, and no
-    /// entries at all. (On a processor without AVX2 only the scalar pass runs.)
+    /// The AVX2 passes (two of four bins) and the AVX-512 pass (eight bins) give the sums of
+    /// the one-bin-at-a-time pass bit for bit (both running sums and their accumulated
+    /// errors): vectors with runs of gap 1 and gaps from 2 to 2¹⁵ (as merged tails leave),
+    /// buffers from 16 to 2²⁰ long, centres below, inside and above the entries, bins from 1
+    /// up to the half length, every width 1 to 8, and no entries at all. (Each wide pass only
+    /// where the processor has its instructions.)
     #[test]
-    fn the_avx2_pass_gives_the_scalar_sums() {
-        if !crate::numeric::wide_loops::avx2() {
+    fn the_wide_passes_give_the_scalar_sums() {
+        let (avx2, avx512) = (
+            crate::numeric::wide_loops::avx2(),
+            crate::numeric::wide_loops::avx512(),
+        );
+        if !avx2 && !avx512 {
             return;
         }
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
@@ -556,18 +708,31 @@ mod tests {
                         if j + width - 1 > n / 2 {
                             continue;
                         }
-                        let start = PassStart::new(first, center, n, j, width);
+                        let start = PassStart::<BINS_PER_PASS>::new(first, center, n, j, width);
                         let scalar = deviation_pass_scalar(&terms, start, n, &tables);
-                        // SAFETY: the processor has AVX2 (checked above).
-                        let wide = unsafe { deviation_pass_avx2(&terms, start, n, &tables) };
-                        for (a, b) in scalar.iter().zip(&wide) {
-                            assert_eq!(
-                                a.parts().map(|v| v.map(f64::to_bits)),
-                                b.parts().map(|v| v.map(f64::to_bits)),
-                                "n {n}, case {case}, j {j}, width {width}"
-                            );
+                        let mut wide = Vec::new();
+                        if avx2 {
+                            // SAFETY: the processor has AVX2 (checked above).
+                            let halves = [0, AVX2_LANES].map(|from| unsafe {
+                                deviation_pass_avx2(&terms, start.lanes(from), n, &tables)
+                            });
+                            wide.push(("AVX2", halves.concat()));
                         }
-                        compared += 1;
+                        if avx512 {
+                            // SAFETY: the processor has AVX-512F (checked above).
+                            let sums = unsafe { deviation_pass_avx512(&terms, start, n, &tables) };
+                            wide.push(("AVX-512", sums.to_vec()));
+                        }
+                        for (name, sums) in wide {
+                            for (a, b) in scalar.iter().zip(&sums) {
+                                assert_eq!(
+                                    a.parts().map(|v| v.map(f64::to_bits)),
+                                    b.parts().map(|v| v.map(f64::to_bits)),
+                                    "{name}: n {n}, case {case}, j {j}, width {width}"
+                                );
+                            }
+                            compared += 1;
+                        }
                     }
                 }
             }
