@@ -292,9 +292,8 @@ const SPREAD_MIN_WORK: usize = 1 << 16;
 /// operations in the same order: the same sums bit for bit, whichever runs.
 ///
 /// Why eight: a pass's cost is mostly per entry (its phases stepped, its table entries
-/// gathered, its terms added), and at most [`NEAR_ZERO_BINS`](super::fft_convolution)
-/// bins are recomputed, 8 for a DP-SGD step at 10³ steps: one AVX-512 pass instead of two
-/// AVX2 passes.
+/// gathered, its terms added), and an FFT power recomputes at most 16 bins, 8 for a DP-SGD
+/// step at 10³ steps: one AVX-512 pass instead of two AVX2 passes.
 fn deviation_pass(
     terms: &[(usize, f64)],
     first: Option<usize>,
