@@ -448,45 +448,24 @@ impl<M: MonotonePrivacyLoss> BlockMerge<'_, M> {
     /// the mass is uneven are a few edges computed that no bin uses.
     fn merge(&self, lo: (usize, M::Edge), hi: (usize, M::Edge), ends: &mut Vec<(usize, M::Edge)>) {
         // A block that is one bin, or tabulated whole (most blocks where the mass is), as
-        // they come.
-        let (mass, merged) = self.one_bin(lo, hi);
-        if merged {
-            ends.push(hi);
-            return;
-        }
-        if hi.0 - lo.0 <= DENSE_BLOCK
-            && splits_to_single_steps(mass, hi.0 - lo.0, self.step, self.budget)
-        {
-            self.merge_tabulated(lo, hi, ends);
-            return;
-        }
+        // they come; otherwise its first halving.
+        let mut halved = match self.decide(lo, hi) {
+            Halving::OneBin => {
+                ends.push(hi);
+                return;
+            }
+            Halving::Tabulated => {
+                self.merge_tabulated(lo, hi, ends);
+                return;
+            }
+            Halving::At(middle) => vec![(lo, middle, hi)],
+        };
         // The edge of every node split at, by offset from `lo` (read in order at the end).
         let root = lo.0;
         let mut split_at: Vec<Option<M::Edge>> = vec![None; hi.0 - root];
-        let mut level = vec![(lo, hi)];
-        let (mut halved, mut points, mut tabulated) = (Vec::new(), Vec::new(), Vec::new());
-        while !level.is_empty() {
-            halved.clear();
-            for &(lo, hi) in &level {
-                let width = hi.0 - lo.0;
-                let (mass, merged) = self.one_bin(lo, hi);
-                if merged {
-                    continue;
-                }
-                if width <= DENSE_BLOCK
-                    && splits_to_single_steps(mass, width, self.step, self.budget)
-                {
-                    tabulated.clear();
-                    self.merge_tabulated(lo, hi, &mut tabulated);
-                    // Its ends but the last (`hi`: the root's end, or a node split at above).
-                    tabulated.pop();
-                    for &(node, edge) in &tabulated {
-                        split_at[node - root] = Some(edge);
-                    }
-                    continue;
-                }
-                halved.push((lo, self.middle_node(lo.0, hi.0), hi));
-            }
+        let (mut level, mut points, mut tabulated) = (Vec::new(), Vec::new(), Vec::new());
+        while !halved.is_empty() {
+            // The middles of this level, their edges in one batch.
             points.clear();
             points.extend(halved.iter().map(|&(_, middle, _)| self.inverse_at(middle)));
             let edges = self.mechanism.edges(&points);
@@ -497,6 +476,23 @@ impl<M: MonotonePrivacyLoss> BlockMerge<'_, M> {
                 level.push((lo, middle));
                 level.push((middle, hi));
             }
+            // The next level's decisions.
+            halved.clear();
+            for &(lo, hi) in &level {
+                match self.decide(lo, hi) {
+                    Halving::OneBin => {}
+                    Halving::Tabulated => {
+                        tabulated.clear();
+                        self.merge_tabulated(lo, hi, &mut tabulated);
+                        // Its ends but the last (`hi`, a node split at above).
+                        tabulated.pop();
+                        for &(node, edge) in &tabulated {
+                            split_at[node - root] = Some(edge);
+                        }
+                    }
+                    Halving::At(middle) => halved.push((lo, middle, hi)),
+                }
+            }
         }
         ends.extend(
             split_at
@@ -505,6 +501,23 @@ impl<M: MonotonePrivacyLoss> BlockMerge<'_, M> {
                 .filter_map(|(offset, edge)| edge.map(|edge| (root + offset, edge))),
         );
         ends.push(hi);
+    }
+
+    /// What [`BlockMerge::merge`] does with the block `(lo, hi]`: keep it as one bin,
+    /// tabulate its interior edges and halve it from that table (see
+    /// [`splits_to_single_steps`]), or halve it at its middle node.
+    fn decide(&self, lo: (usize, M::Edge), hi: (usize, M::Edge)) -> Halving {
+        let width = hi.0 - lo.0;
+        let (mass, merged) = self.one_bin(lo, hi);
+        if merged {
+            Halving::OneBin
+        } else if width <= DENSE_BLOCK
+            && splits_to_single_steps(mass, width, self.step, self.budget)
+        {
+            Halving::Tabulated
+        } else {
+            Halving::At(self.middle_node(lo.0, hi.0))
+        }
     }
 
     /// `x*(ε)` at node j's loss `(first + j)·step`: where its edge is taken.
@@ -545,6 +558,16 @@ impl<M: MonotonePrivacyLoss> BlockMerge<'_, M> {
         self.halve_from_table(lo, middle, ends, edge_at);
         self.halve_from_table(middle, hi, ends, edge_at);
     }
+}
+
+/// [`BlockMerge::decide`]'s verdict on a block.
+enum Halving {
+    /// The block is one bin.
+    OneBin,
+    /// Its interior edges are computed in one batch and it is halved from that table.
+    Tabulated,
+    /// It is halved at this node.
+    At(usize),
 }
 
 /// Widest block whose interior edges [`BlockMerge::merge`] computes in one loop (1024 nodes: some

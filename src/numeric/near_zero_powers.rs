@@ -501,15 +501,7 @@ unsafe fn deviation_pass_avx2(
         _mm256_storeu_pd(out.as_mut_ptr(), v);
         out
     };
-    let (sum_re, error_re, sum_im, error_im) = (
-        lanes(sum_re),
-        lanes(error_re),
-        lanes(sum_im),
-        lanes(error_im),
-    );
-    std::array::from_fn(|b| {
-        PairedSum::from_parts([sum_re[b], sum_im[b]], [error_re[b], error_im[b]])
-    })
+    paired_sums([sum_re, sum_im].map(lanes), [error_re, error_im].map(lanes))
 }
 
 /// [`deviation_pass_scalar`] with bin b in lane b of AVX-512 vectors: as
@@ -609,14 +601,15 @@ unsafe fn deviation_pass_avx512(
         _mm512_storeu_pd(out.as_mut_ptr(), v);
         out
     };
-    let (sum_re, error_re, sum_im, error_im) = (
-        lanes(sum_re),
-        lanes(error_re),
-        lanes(sum_im),
-        lanes(error_im),
-    );
+    paired_sums([sum_re, sum_im].map(lanes), [error_re, error_im].map(lanes))
+}
+
+/// The per-lane sums of a wide pass as [`PairedSum`]s: lane b of the running sums
+/// `[re, im]` and of their accumulated errors.
+#[cfg(target_arch = "x86_64")]
+fn paired_sums<const L: usize>(sums: [[f64; L]; 2], errors: [[f64; L]; 2]) -> [PairedSum; L] {
     std::array::from_fn(|b| {
-        PairedSum::from_parts([sum_re[b], sum_im[b]], [error_re[b], error_im[b]])
+        PairedSum::from_parts([sums[0][b], sums[1][b]], [errors[0][b], errors[1][b]])
     })
 }
 
