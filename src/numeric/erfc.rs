@@ -47,7 +47,8 @@ pub fn erfc(x: f64) -> f64 {
 
 crate::numeric::wide_loops::dispatch_wide! {
     /// `out[i] = erfc(x[i])` for arguments `x[i] ≥ 0` (or +∞), the same values as one call
-    /// each: the loop has no library call, so it runs on four lanes at a time on AVX2.
+    /// each: the loop has no library call, so it runs on vector lanes (four on AVX2, eight on
+    /// AVX-512).
     pub fn erfc_non_negative(x: &[f64], out: &mut [f64]) = erfc_non_negative_kernel;
 }
 
