@@ -1726,6 +1726,7 @@ impl Accountant {
         &self,
         grid: Grid,
         fine: FineFirst,
+        prepared: Option<Arc<PrivacyLossDistribution>>,
         query: &(dyn Fn(&GridPmf) -> f64 + Sync),
     ) -> Option<UpperEnd> {
         let fine_step = fine.fine_step;
@@ -1733,7 +1734,8 @@ impl Accountant {
             step: fine_step,
             ..grid
         };
-        let pmf = match self.remove_upper_single_event(fine_grid, None, || Some(fine.read_from)) {
+        let pmf = match self.remove_upper_single_event(fine_grid, prepared, || Some(fine.read_from))
+        {
             Some(pmf) => pmf,
             None => {
                 self.composed(Bound::Upper, Direction::Remove, fine_grid)
@@ -1751,6 +1753,23 @@ impl Accountant {
                 "remove"
             },
         })
+    }
+
+    /// The upper PLD on the grid `grid` with step `fine_step` of the plan's one event
+    /// repeated ([`Accountant::single_event`]), as [`Accountant::remove_upper_only`] would
+    /// discretize it; `None` for other plans or when it fails (`remove_upper_only` then
+    /// composes as for any plan).
+    fn fine_single_upper(
+        &self,
+        grid: Grid,
+        fine_step: f64,
+    ) -> Option<Arc<PrivacyLossDistribution>> {
+        let fine_grid = Grid {
+            step: fine_step,
+            ..grid
+        };
+        let (component, _) = self.single_event(fine_grid)?;
+        self.group_single(component, Bound::Upper, fine_grid).ok()
     }
 
     /// Whether a retry's tail-accuracy measures ([`Grid::reaching`]) can narrow a bracket:
@@ -2093,9 +2112,14 @@ impl Accountant {
                         let beside = Ends::BesideFiner {
                             add_check_step: ADD_CHECK_COARSENING * fine.fine_step,
                         };
+                        // The finer grid's single PLD first, on every thread (its bin ends
+                        // and masses are cut into pieces), before the two sides part: the
+                        // long side is then shorter by most of its discretization.
+                        let prepared =
+                            parallel::on_pool(|| self.fine_single_upper(grid, fine.fine_step));
                         let (evaluation, fine) = parallel::join(
                             || parallel::serially(|| evaluate_here(beside)),
-                            || self.remove_upper_only(grid, fine, &query),
+                            || self.remove_upper_only(grid, fine, prepared, &query),
                         );
                         fine_tried = true;
                         match (evaluation, fine) {

@@ -74,6 +74,16 @@ pub(super) fn join<A: Send, B: Send>(
     }
 }
 
+/// `f` on one of the pool's threads, so that the pieces it cuts its work into
+/// (`numeric::pieces`) are shared by every thread of the pool; on the caller's thread when
+/// there is no pool or inside [`serially`].
+pub(super) fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    match pool() {
+        Some(pool) if !SERIAL.with(Cell::get) => pool.install(f),
+        _ => f(),
+    }
+}
+
 thread_local! {
     /// Set while [`serially`] runs: [`parallel_map`] then keeps its items on this thread.
     static SERIAL: Cell<bool> = const { Cell::new(false) };
