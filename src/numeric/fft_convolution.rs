@@ -88,7 +88,20 @@ fn output_buffer(n: usize, plan: &RealFft) -> Vec<f64> {
     }
 }
 
-/// Buffers of dropped PMFs, kept for the next [`output_buffer`] (any thread takes any).
+/// A buffer of `len` doubles whose contents do not matter to its user (it writes every
+/// entry it reads): a kept one as it is, else a fresh zeroed allocation (whose pages the
+/// system maps when they are first touched).
+fn transform_buffer(len: usize) -> Vec<f64> {
+    match take_recycled(len) {
+        Some(mut buffer) => {
+            buffer.resize(len, 0.0);
+            buffer
+        }
+        None => vec![0.0; len],
+    }
+}
+
+/// Buffers of dropped PMFs, kept for the next [`output_buffer`] or [`transform_buffer`] (any thread takes any).
 /// Freed, a multi-megabyte buffer often goes back to the system, and the next one of its
 /// size is faulted in again page by page: in a DP-SGD query repeated in one process that
 /// varied its time by 15% from one build to the next, with the allocator's thresholds.
@@ -297,26 +310,27 @@ struct WindowStats {
 }
 
 impl WindowStats {
-    /// `dst[i] = max(src[i]·scale, 0)`, recording the statistics. (The running sums are
-    /// local copies, written back at the end: updated through `self`, they went to memory
-    /// at every entry, a store-to-load chain.)
-    fn scale_and_clamp(&mut self, dst: &mut [f64], src: &[f64], scale: f64) {
-        scale_and_clamp_wide(self, dst, src, scale);
+    /// `values[i] = max(values[i]·scale, 0)`, recording the statistics. (The running sums
+    /// are local copies, written back at the end: updated through `self`, they went to
+    /// memory at every entry, a store-to-load chain.)
+    fn scale_and_clamp(&mut self, values: &mut [f64], scale: f64) {
+        scale_and_clamp_wide(self, values, scale);
     }
 }
 
 crate::numeric::wide_loops::dispatch_wide! {
     /// [`WindowStats::scale_and_clamp`] (its four lanes at once on AVX2).
-    fn scale_and_clamp_wide(stats: &mut WindowStats, dst: &mut [f64], src: &[f64], scale: f64) =
+    fn scale_and_clamp_wide(stats: &mut WindowStats, values: &mut [f64], scale: f64) =
         scale_and_clamp_kernel;
 }
 
 /// The body of [`WindowStats::scale_and_clamp`].
 #[inline(always)]
-fn scale_and_clamp_kernel(stats: &mut WindowStats, dst: &mut [f64], src: &[f64], scale: f64) {
+fn scale_and_clamp_kernel(stats: &mut WindowStats, values: &mut [f64], scale: f64) {
     let (mut squares, mut negative_sq) = (stats.squares, stats.negative_sq);
     let (mut lowest, mut largest) = (stats.lowest, stats.largest);
-    let mut lane = |d: &mut f64, x: f64, l: usize| {
+    let mut lane = |v: &mut f64, l: usize| {
+        let x = *v;
         let y = x * scale;
         let negative = if y < 0.0 { y } else { 0.0 };
         squares[l] += x * x;
@@ -328,21 +342,16 @@ fn scale_and_clamp_kernel(stats: &mut WindowStats, dst: &mut [f64], src: &[f64],
         };
         largest[l] = if y > largest[l] { y } else { largest[l] };
         // (A NaN stays NaN, for the checks downstream to catch.)
-        *d = if y < 0.0 { 0.0 } else { y };
+        *v = if y < 0.0 { 0.0 } else { y };
     };
-    let mut dst_chunks = dst.chunks_exact_mut(4);
-    let mut src_chunks = src.chunks_exact(4);
-    for (d, x) in (&mut dst_chunks).zip(&mut src_chunks) {
-        for l in 0..4 {
-            lane(&mut d[l], x[l], l);
+    let mut chunks = values.chunks_exact_mut(4);
+    for chunk in &mut chunks {
+        for (l, v) in chunk.iter_mut().enumerate() {
+            lane(v, l);
         }
     }
-    for (d, &x) in dst_chunks
-        .into_remainder()
-        .iter_mut()
-        .zip(src_chunks.remainder())
-    {
-        lane(d, x, 0);
+    for v in chunks.into_remainder() {
+        lane(v, 0);
     }
     (stats.squares, stats.negative_sq) = (squares, negative_sq);
     (stats.lowest, stats.largest) = (lowest, largest);
@@ -506,7 +515,6 @@ fn bound_window(
 ) -> Convolved {
     // The output, packed in pairs x_{2j} + i·x_{2j+1}: as doubles, x itself.
     let out: &[f64] = bytemuck::cast_slice(&spectrum[..n / 2]);
-    let scale = 1.0 / n as f64;
     // The window, circular indices start .. start + len (len ≤ n), as at most two slices.
     let start = start % n;
     let (head, tail) = if start + len <= n {
@@ -517,14 +525,52 @@ fn bound_window(
     let mut values = buffer;
     values.truncate(len);
     let (first, second) = values.split_at_mut(head.len());
+    first.copy_from_slice(head);
+    second.copy_from_slice(tail);
+    let outside = outside_squares(out, start, len);
+    window_bounds(values, head.len(), outside, spectral, n)
+}
+
+/// [`bound_window`] for an output left in `buffer[..n]` itself (the n real outputs of
+/// [`RealFft::inverse_from_permuted`] on the packed spectrum at the front of the buffer):
+/// the window is rotated to the front and read in place, so that the result needs no
+/// memory of its own. (A buffer for it cost a page fault per 4 KiB in a fresh process,
+/// about a tenth of the first ε query of σ 0.8, q 0.004, 10⁵ steps.)
+fn bound_window_in_place(
+    mut buffer: Vec<f64>,
+    len: usize,
+    spectral: &SpectralError,
+    n: usize,
+    start: usize,
+) -> Convolved {
+    let start = start % n;
+    let outside = outside_squares(&buffer[..n], start, len);
+    buffer.truncate(n);
+    buffer.rotate_left(start);
+    buffer.truncate(len);
+    window_bounds(buffer, (n - start).min(len), outside, spectral, n)
+}
+
+/// The window `values` of an inverse transform of length n (unscaled outputs in circular
+/// order, the first `head` of them before the wrap) scaled by 1/n with negatives clamped to
+/// 0, and its error bounds from the spectral errors and `outside` (Σ x² of the outputs
+/// outside the window).
+fn window_bounds(
+    mut values: Vec<f64>,
+    head: usize,
+    outside: f64,
+    spectral: &SpectralError,
+    n: usize,
+) -> Convolved {
+    let scale = 1.0 / n as f64;
+    let (first, second) = values.split_at_mut(head);
     let mut window = WindowStats::default();
-    window.scale_and_clamp(first, head, scale);
-    window.scale_and_clamp(second, tail, scale);
+    window.scale_and_clamp(first, scale);
+    window.scale_and_clamp(second, scale);
     let negative_sq = window.negative_sq.iter().sum::<f64>();
     let most_negative = -window.lowest.iter().fold(0.0_f64, |a, &b| a.min(b));
     let largest = window.largest.iter().fold(0.0_f64, |a, &b| a.max(b));
-    // ‖out‖₂: the window's part summed above, the rest of the circular output here.
-    let outside = outside_squares(out, start, len);
+    // ‖out‖₂: the window's part summed above, the rest of the circular output in `outside`.
     let stages = (n as f64).log2().ceil();
     let inverse_rounding = (FFT_ERROR_CONSTANT * stages + 1.0) * UNIT_ROUNDOFF;
     let full_l2 = (window.squares.iter().sum::<f64>() + outside).sqrt() * scale;
@@ -655,11 +701,13 @@ fn lattice_power(
 fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Convolved {
     let n = self_convolution_period(window_len, p.len());
     let plan = plans(n);
-    let mut workspace = take_workspace();
-    workspace.prepare(n);
-    let spectrum = &mut workspace.spectrum;
-    let mut buffer = output_buffer(n, &plan);
-    let scratch = permuted_scratch(&mut buffer, &plan);
+    // One buffer for all of it: the packed spectrum (n/2 + 1 complex numbers), the
+    // transforms' scratch after it, and in the end the window, read in place.
+    let spectrum_len = n + 2;
+    let mut buffer = transform_buffer(spectrum_len + 2 * plan.permuted_scratch_len());
+    let (packed, scratch) = buffer.split_at_mut(spectrum_len);
+    let spectrum: &mut [Complex64] = bytemuck::cast_slice_mut(packed);
+    let scratch: &mut [Complex64] = bytemuck::cast_slice_mut(scratch);
     let factor = load_factor(p, spectrum, n);
     plan.forward_permuted(spectrum, scratch, &factor.data);
     let atom = if factor.split { factor.atom } else { 0.0 };
@@ -740,13 +788,11 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
         dropped_weight as f64,
         DROPPED_POWER_BOUND + f64::MIN_POSITIVE,
     );
-    plan.inverse_from_permuted(spectrum, permuted_scratch(&mut buffer, &plan));
+    plan.inverse_from_permuted(spectrum, scratch);
     // The rotation by `rotation` shifted the k-fold result by k·rotation (mod n).
     let shift = ((transformed.rotation as u128 * k as u128) % n as u128) as u64;
     let start = ((window_start % n as u64 + n as u64 - shift) % n as u64) as usize;
-    let result = bound_window(spectrum, buffer, window_len, &spectral, n, start);
-    return_workspace(workspace);
-    result
+    bound_window_in_place(buffer, window_len, &spectral, n, start)
 }
 
 /// Whether both bins unpacked from the packed pair `(a, b)` ([`RealFft::map_permuted`]),
@@ -845,11 +891,6 @@ pub(crate) fn mean_index(p: &[f64]) -> usize {
     } else {
         0
     }
-}
-
-/// The first `plan.permuted_scratch_len()` complex numbers of an [`output_buffer`].
-fn permuted_scratch<'a>(buffer: &'a mut [f64], plan: &RealFft) -> &'a mut [Complex64] {
-    bytemuck::cast_slice_mut(&mut buffer[..2 * plan.permuted_scratch_len()])
 }
 
 /// A vector packed into a spectrum buffer by [`load_factor`], and what the error bounds of
@@ -1397,9 +1438,9 @@ mod tests {
     fn check_wide_scale_and_clamp() {
         let src: Vec<f64> = (0..1003).map(|i| (i as f64 * 0.73).sin() * 1e-3).collect();
         let (mut wide, mut plain) = (WindowStats::default(), WindowStats::default());
-        let (mut dst_wide, mut dst_plain) = (vec![0.0; src.len()], vec![0.0; src.len()]);
-        wide.scale_and_clamp(&mut dst_wide, &src, 0.37);
-        scale_and_clamp_kernel(&mut plain, &mut dst_plain, &src, 0.37);
+        let (mut dst_wide, mut dst_plain) = (src.clone(), src.clone());
+        wide.scale_and_clamp(&mut dst_wide, 0.37);
+        scale_and_clamp_kernel(&mut plain, &mut dst_plain, 0.37);
         let bits = |v: &[f64]| -> Vec<u64> { v.iter().map(|x| x.to_bits()).collect() };
         assert_eq!(bits(&dst_wide), bits(&dst_plain));
         for (a, b) in [
@@ -1499,11 +1540,11 @@ mod tests {
         for (start, len) in [(0, 37), (5, 10), (30, 7), (30, 12), (36, 37), (11, 0)] {
             let window: Vec<f64> = (0..len).map(|j| out[(start + j) % n]).collect();
             let split = (n - start).min(len);
-            let mut dst = vec![f64::NAN; len];
+            let mut dst = window.clone();
             let (first, second) = dst.split_at_mut(split);
             let mut stats = WindowStats::default();
-            stats.scale_and_clamp(first, &window[..split], scale);
-            stats.scale_and_clamp(second, &window[split..], scale);
+            stats.scale_and_clamp(first, scale);
+            stats.scale_and_clamp(second, scale);
             let total = stats.squares.iter().sum::<f64>() + outside_squares(&out, start, len);
             let direct: f64 = out.iter().map(|x| x * x).sum();
             assert!((total - direct).abs() <= 1e-12 * direct, "{start} {len}");
@@ -1520,6 +1561,72 @@ mod tests {
                 stats.largest.iter().fold(0.0_f64, |a, &b| a.max(b)),
                 largest
             );
+        }
+    }
+
+    /// Reading the window in place (a power's output left in its own buffer) gives what
+    /// reading it into another buffer gives, bit for bit: the values and every bound, for
+    /// windows that wrap around the end of the output and windows that do not.
+    #[test]
+    fn the_window_read_in_place_is_the_window_read_out() {
+        let n = 38;
+        let out: Vec<f64> = (0..n)
+            .map(|i| ((i * 7919) % 23) as f64 - 9.5 + 0.25 * i as f64)
+            .collect();
+        let spectral = SpectralError {
+            squares: 3.0,
+            sum: 0.5,
+            magnitudes: 40.0,
+        };
+        for (start, len) in [(0, 38), (5, 10), (30, 8), (30, 12), (37, 38), (11, 0)] {
+            let spectrum: Vec<Complex64> = bytemuck::cast_slice(&out).to_vec();
+            let read_out = bound_window(&spectrum, vec![f64::NAN; n], len, &spectral, n, start);
+            // The outputs at the front of a longer buffer (the spectrum's extra pair and
+            // the scratch after them), as a power leaves them.
+            let mut buffer = out.clone();
+            buffer.extend([f64::NAN; 6]);
+            let in_place = bound_window_in_place(buffer, len, &spectral, n, start);
+            let bits = |v: &[f64]| -> Vec<u64> { v.iter().map(|x| x.to_bits()).collect() };
+            assert_eq!(
+                bits(&in_place.values),
+                bits(&read_out.values),
+                "{start} {len}"
+            );
+            for (a, b) in [
+                (in_place.roundoff_l2, read_out.roundoff_l2),
+                (in_place.roundoff_floor, read_out.roundoff_floor),
+                (in_place.entry_bound, read_out.entry_bound),
+            ] {
+                assert_eq!(a.to_bits(), b.to_bits(), "{start} {len}");
+            }
+            assert_eq!(in_place.period, read_out.period);
+        }
+    }
+
+    /// A power's buffer may come back from a dropped PMF holding anything: the power read
+    /// from buffers handed back full of NaN is the one computed in fresh memory, bit for bit
+    /// (the transform reads only the entries it wrote).
+    #[test]
+    fn a_power_ignores_what_its_recycled_buffer_held() {
+        // (An odd length: the pair holding the last entry is half data, half not.)
+        let p: Vec<f64> = (0..3001)
+            .map(|i| (-(i as f64 - 1500.0).powi(2) / 2e5).exp())
+            .collect();
+        let total: f64 = p.iter().sum();
+        let p: Vec<f64> = p.iter().map(|x| x / total).collect();
+        // (A window long enough for its buffers to be kept: over 1 MiB.)
+        let (k, start, len) = (60, 20_000, 150_000);
+        let fresh = power_window(&p, k, start, len);
+        let n = self_convolution_period(len, p.len());
+        for _ in 0..3 {
+            // (Taken by this power unless another test takes them first.)
+            recycle(vec![f64::NAN; n + 4_096]);
+            recycle(vec![f64::NAN; n + 8_192]);
+            let again = power_window(&p, k, start, len);
+            let bits = |v: &[f64]| -> Vec<u64> { v.iter().map(|x| x.to_bits()).collect() };
+            assert_eq!(bits(&again.values), bits(&fresh.values));
+            assert_eq!(again.roundoff_l2.to_bits(), fresh.roundoff_l2.to_bits());
+            assert_eq!(again.entry_bound.to_bits(), fresh.entry_bound.to_bits());
         }
     }
 
