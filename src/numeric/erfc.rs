@@ -10,7 +10,7 @@
 //! (the generated module `erfcx_table` states how, and the fit error, 2e-20 relative).
 //! `e^{−x²}` is taken without rounding x²: x splits into a 26-bit head h and a tail l, `h²` is
 //! exact, and the rest `d = 2hl + l²` (below 3e-5) enters as a short series of `e^{−d}`.
-//! `e^{−h²}` is the crate's own exponential (`exp_non_positive`: a table of 2^{j/64} and a
+//! `e^{−h²}` is the crate's own exponential ([`exp_non_positive`]: a table of 2^{j/64} and a
 //! polynomial, within 2 ulps), in plain arithmetic without branches or library calls, so that
 //! [`erfc_non_negative`], erfc over a whole slice, runs on four lanes at a time on AVX2
 //! (about 2.3 times the speed of one call per point, 5.9 against 13.6 ns a point here),
@@ -24,7 +24,7 @@
 //! (within 3.7 ulps, musl's own error included).
 
 use super::erfcx_table::{COEFFICIENTS, PIECES};
-use super::exp_table::{EXP2_SIXTY_FOURTHS, LN2_64_HEAD, LN2_64_TAIL};
+use super::exponential::exp_non_positive;
 
 /// Beyond this x, erfc(x) < e^{−961} is 0 in double precision (it underflows from about 27.3).
 const ZERO_BEYOND: f64 = 31.0;
@@ -78,40 +78,6 @@ fn erfc_positive(x: f64) -> f64 {
     } else {
         0.0
     }
-}
-
-/// e^x for −1000 ≤ x ≤ 0, in plain arithmetic (no library call, so that a loop of erfc
-/// compiles to vector instructions):
-/// ```text
-/// e^x = 2^m · 2^{j/64} · e^r,   n = round(64x/ln 2) = 64m + j (0 ≤ j < 64),   r = x − n·ln(2)/64
-/// ```
-/// with |r| ≤ ln(2)/128 (plus the rounding of 64x/ln 2), `x − n·LN2_64_HEAD` exact
-/// (Sterbenz; the head has 36 bits and |n| < 2¹⁷), e^r by its Taylor polynomial of degree 6
-/// (truncation below 3e-20 relative) and 2^{j/64} from a correctly rounded table.
-///
-/// # Accuracy
-/// About 2 ulps relative where the result is normal (x ≥ −708): the table (½ ulp), the
-/// polynomial's rounding (about ½ ulp) and their product (½ ulp); the scaling by 2^m is exact
-/// there. Below, the result is subnormal and rounded once, at the last product.
-#[inline(always)]
-fn exp_non_positive(x: f64) -> f64 {
-    // Adding 1.5·2⁵² rounds to the nearest integer n (|64x/ln 2| < 2⁵¹), which then sits in
-    // the low bits of the sum (two's complement, as 2⁵¹ is a multiple of 64).
-    const SHIFTER: f64 = 6_755_399_441_055_744.0;
-    let shifted = x * (64.0 / std::f64::consts::LN_2) + SHIFTER;
-    let n = shifted - SHIFTER;
-    let r = (x - n * LN2_64_HEAD) - n * LN2_64_TAIL;
-    let j = shifted.to_bits() & 63;
-    let er = 1.0
-        + r * (1.0
-            + r * (0.5
-                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
-    // 2^{m+512} from its bits, m = (n − j)/64 ≥ −1443 (exponent field m + 1535 > 0), and then
-    // 2^{−512}: exact while the result is normal, its only rounding where it is subnormal.
-    let n_bits = shifted.to_bits().wrapping_sub(SHIFTER.to_bits());
-    let scale = f64::from_bits((n_bits.wrapping_sub(j) << 46).wrapping_add(1535 << 52));
-    const TWO_TO_MINUS_512: f64 = 7.458340731200207e-155;
-    EXP2_SIXTY_FOURTHS[j as usize] * er * scale * TWO_TO_MINUS_512
 }
 
 /// erfcx(x) = e^{x²} erfc(x) for 0 ≤ x ≤ 31, from the table.
@@ -191,42 +157,6 @@ mod tests {
             }
         }
         worst
-    }
-
-    /// The exponential against the platform's (within an ulp) on a dense grid of 2·10⁶
-    /// points over [−708, 0] where e^x is normal (within 3 ulps), and over [−1000, −708] in
-    /// absolute terms (subnormal results, within two of the smallest subnormal).
-    #[test]
-    fn exponential_agrees_with_the_platform() {
-        let worst = largest_ulps(0.0, -708.0, 2_000_000, exp_non_positive, f64::exp);
-        println!(
-            "largest difference from exp: {:.2} ulps at x = {}",
-            worst.0, worst.1
-        );
-        assert!(worst.0 <= 3.0, "{worst:?}");
-        for i in 0..=100_000 {
-            let x = -708.0 - 292.0 * i as f64 / 100_000.0;
-            let (ours, platform) = (exp_non_positive(x), x.exp());
-            assert!(
-                (ours - platform).abs() <= 2.0 * f64::from_bits(1),
-                "{x}: {ours} {platform}"
-            );
-        }
-        // Small arguments, both exact ends, and the table's steps.
-        for x in [
-            0.0, -1e-300, -1e-20, -1e-10, -1e-5, -0.005, -1.0, -700.0, -708.0, -1000.0,
-        ] {
-            assert!(
-                ulps(exp_non_positive(x), x.exp()) <= 3.0 || x < -708.0,
-                "{x}"
-            );
-        }
-        assert_eq!(exp_non_positive(0.0), 1.0);
-        assert_eq!(exp_non_positive(-0.0), 1.0);
-        for j in 0..64 {
-            let x = -(j as f64) * std::f64::consts::LN_2 / 64.0;
-            assert!(ulps(exp_non_positive(x), x.exp()) <= 3.0, "{x}");
-        }
     }
 
     /// The batch gives every point's value bit for bit, on a dense grid over [0, 40] (both

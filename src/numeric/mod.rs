@@ -7,6 +7,8 @@
 //!   brackets on binomial tails.
 //! - [`erfc`]: the complementary error function (one `exp` and a polynomial from the table
 //!   `erfcx_table`, generated at high precision).
+//! - `exponential`: e^x for x ≤ 0 without a library call (a table of 2^{j/64}, `exp_table`,
+//!   and a polynomial), for erfc and for loops over slices on vector lanes.
 //! - [`normal`]: the standard normal CDF, its logarithm and tails, accurate in relative terms
 //!   far into the tails.
 //! - [`log_space`]: sums and differences of numbers held as logarithms.
@@ -19,7 +21,7 @@
 //!   evaluation threads may take (results the same bit for bit).
 //! - `integer_search`: bisection over integers for monotone yes/no questions.
 //! - [`transform_log`]: an optional record of the transforms computed, for benchmarks.
-//! - `wide_loops`: a few hot elementwise loops also compiled for AVX2, chosen at run time
+//! - `wide_loops`: a few hot elementwise loops also compiled for AVX2 and AVX-512, chosen at run time
 //!   (the same results bit for bit).
 //!
 //! None of these know about privacy; each documents its accuracy.
@@ -29,6 +31,7 @@ pub(crate) mod complex_fft;
 pub mod erfc;
 mod erfcx_table;
 mod exp_table;
+pub(crate) mod exponential;
 pub mod fft_convolution;
 pub(crate) mod integer_search;
 pub mod log_space;
