@@ -10,6 +10,7 @@
 //! Parseval turns them into an ℓ2 bound on the output: `‖err‖₂ ≤ ‖E‖₂/√N + C log₂N u ‖y‖₂`.
 
 use crate::numeric::near_zero_powers::NearZeroPowers;
+use crate::numeric::pieces::spread_map;
 use crate::numeric::real_fft::{RealFft, Twiddles};
 use num_complex::Complex64;
 use std::collections::HashMap;
@@ -316,6 +317,16 @@ impl WindowStats {
     fn scale_and_clamp(&mut self, values: &mut [f64], scale: f64) {
         scale_and_clamp_wide(self, values, scale);
     }
+
+    /// Add the statistics of a later part of the window (lane by lane).
+    fn merge(&mut self, later: &WindowStats) {
+        for l in 0..4 {
+            self.squares[l] += later.squares[l];
+            self.negative_sq[l] += later.negative_sq[l];
+            self.lowest[l] = self.lowest[l].min(later.lowest[l]);
+            self.largest[l] = self.largest[l].max(later.largest[l]);
+        }
+    }
 }
 
 crate::numeric::wide_loops::dispatch_wide! {
@@ -551,6 +562,40 @@ fn bound_window_in_place(
     window_bounds(buffer, (n - start).min(len), outside, spectral, n)
 }
 
+/// Entries per piece of the window pass over long windows ([`scale_and_clamp_window`]; a
+/// multiple of the four lanes): fixed, so the pieces depend on the sizes alone.
+const WINDOW_PIECE: usize = 1 << 15;
+
+/// [`WindowStats::scale_and_clamp`] over a window (its first `head` entries before the
+/// wrap, then the rest): one pass over each part for windows shorter than two pieces; else
+/// pieces of [`WINDOW_PIECE`] entries within each part that idle threads may take (see
+/// [`crate::numeric::pieces`]), their statistics combined in the pieces' order (sums added,
+/// extremes kept), the same bits on any number of threads. (At the end of a DP-SGD query's
+/// longest power the other thread is often done: the pass over 2·10⁵ entries is then
+/// shared.)
+fn scale_and_clamp_window(values: &mut [f64], head: usize, scale: f64) -> WindowStats {
+    let (first, second) = values.split_at_mut(head);
+    let mut window = WindowStats::default();
+    if first.len() + second.len() < 2 * WINDOW_PIECE {
+        window.scale_and_clamp(first, scale);
+        window.scale_and_clamp(second, scale);
+        return window;
+    }
+    let pieces: Vec<&mut [f64]> = first
+        .chunks_mut(WINDOW_PIECE)
+        .chain(second.chunks_mut(WINDOW_PIECE))
+        .collect();
+    let stats = spread_map(pieces, |piece| {
+        let mut stats = WindowStats::default();
+        stats.scale_and_clamp(piece, scale);
+        stats
+    });
+    for piece in &stats {
+        window.merge(piece);
+    }
+    window
+}
+
 /// The window `values` of an inverse transform of length n (unscaled outputs in circular
 /// order, the first `head` of them before the wrap) scaled by 1/n with negatives clamped to
 /// 0, and its error bounds from the spectral errors and `outside` (Σ x² of the outputs
@@ -563,10 +608,7 @@ fn window_bounds(
     n: usize,
 ) -> Convolved {
     let scale = 1.0 / n as f64;
-    let (first, second) = values.split_at_mut(head);
-    let mut window = WindowStats::default();
-    window.scale_and_clamp(first, scale);
-    window.scale_and_clamp(second, scale);
+    let window = scale_and_clamp_window(&mut values, head, scale);
     let negative_sq = window.negative_sq.iter().sum::<f64>();
     let most_negative = -window.lowest.iter().fold(0.0_f64, |a, &b| a.min(b));
     let largest = window.largest.iter().fold(0.0_f64, |a, &b| a.max(b));
@@ -1600,6 +1642,55 @@ mod tests {
                 assert_eq!(a.to_bits(), b.to_bits(), "{start} {len}");
             }
             assert_eq!(in_place.period, read_out.period);
+        }
+    }
+
+    /// The window pass in pieces (windows of two pieces or more, wrapping or not): the
+    /// values of one pass over each part, the extremes equal, the sums within rounding of
+    /// one pass's, and the same bits on a pool of two threads as on the caller's thread.
+    #[test]
+    fn the_window_pass_in_pieces_is_one_pass() {
+        let len = 5 * WINDOW_PIECE + 1234;
+        let raw: Vec<f64> = (0..len)
+            .map(|i| ((i as f64 * 0.37).sin() + 0.3) * 1e-3 * (1.0 + (i % 7) as f64))
+            .collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .expect("a pool of two threads");
+        for head in [len, 3 * WINDOW_PIECE + 17, 100] {
+            let mut pieces = raw.clone();
+            let stats = scale_and_clamp_window(&mut pieces, head, 0.25);
+            let mut pooled = raw.clone();
+            let pooled_stats = pool.install(|| scale_and_clamp_window(&mut pooled, head, 0.25));
+            let mut one = raw.clone();
+            let mut one_stats = WindowStats::default();
+            let (first, second) = one.split_at_mut(head);
+            one_stats.scale_and_clamp(first, 0.25);
+            one_stats.scale_and_clamp(second, 0.25);
+            let bits = |v: &[f64]| -> Vec<u64> { v.iter().map(|x| x.to_bits()).collect() };
+            assert_eq!(bits(&pieces), bits(&one));
+            assert_eq!(bits(&pooled), bits(&one));
+            for (a, b) in [
+                (stats.squares, pooled_stats.squares),
+                (stats.negative_sq, pooled_stats.negative_sq),
+                (stats.lowest, pooled_stats.lowest),
+                (stats.largest, pooled_stats.largest),
+            ] {
+                assert_eq!(bits(&a), bits(&b));
+            }
+            let total = |lanes: [f64; 4]| lanes.iter().sum::<f64>();
+            for (a, b) in [
+                (stats.squares, one_stats.squares),
+                (stats.negative_sq, one_stats.negative_sq),
+            ] {
+                assert!((total(a) - total(b)).abs() <= 1e-12 * total(b), "{head}");
+            }
+            let low = |lanes: [f64; 4]| lanes.iter().fold(0.0_f64, |m, &x| m.min(x));
+            let high = |lanes: [f64; 4]| lanes.iter().fold(0.0_f64, |m, &x| m.max(x));
+            assert_eq!(low(stats.lowest), low(one_stats.lowest));
+            assert_eq!(high(stats.largest), high(one_stats.largest));
+            assert!(low(stats.lowest) < 0.0 && high(stats.largest) > 0.0);
         }
     }
 
