@@ -106,14 +106,7 @@ fn erfcx_table(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Relative difference, in units of the result's ulp (2⁻⁵² relative).
-    fn ulps(ours: f64, reference: f64) -> f64 {
-        if ours == reference {
-            return 0.0;
-        }
-        (ours - reference).abs() / (reference.abs() * f64::EPSILON)
-    }
+    use crate::numeric::exponential::tests::largest_ulps;
 
     #[test]
     fn special_values() {
@@ -138,26 +131,6 @@ mod tests {
             worst.0, worst.1
         );
         assert!(worst.0 <= 4.0, "{worst:?}");
-    }
-
-    /// The largest [`ulps`] of `ours` from `reference` over the n + 1 evenly spaced points
-    /// of [from, to], and where.
-    fn largest_ulps(
-        from: f64,
-        to: f64,
-        n: usize,
-        ours: impl Fn(f64) -> f64,
-        reference: impl Fn(f64) -> f64,
-    ) -> (f64, f64) {
-        let mut worst = (0.0, from);
-        for i in 0..=n {
-            let x = from + (to - from) * i as f64 / n as f64;
-            let difference = ulps(ours(x), reference(x));
-            if difference > worst.0 {
-                worst = (difference, x);
-            }
-        }
-        worst
     }
 
     /// The batch gives every point's value bit for bit, on a dense grid over [0, 40] (both

@@ -61,11 +61,11 @@ fn exp_non_positive_each_kernel(values: &mut [f64]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Relative difference, in units of the result's ulp (2⁻⁵² relative).
-    fn ulps(ours: f64, reference: f64) -> f64 {
+    pub(crate) fn ulps(ours: f64, reference: f64) -> f64 {
         if ours == reference {
             return 0.0;
         }
@@ -74,7 +74,7 @@ mod tests {
 
     /// The largest [`ulps`] of `ours` from `reference` over the n + 1 evenly spaced points
     /// of [from, to], and where.
-    fn largest_ulps(
+    pub(crate) fn largest_ulps(
         from: f64,
         to: f64,
         n: usize,

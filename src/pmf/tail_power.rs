@@ -392,6 +392,26 @@ mod tests {
         GridPmf::new(step, offset, probs, 0.0, Bound::Upper).expect("valid")
     }
 
+    /// REMOVE's upper PMF of one DP-SGD step (σ 0.8, q 0.004) on the grid `step`, truncated
+    /// at 1e-14, its tails merged within `merge_budget`.
+    fn dp_sgd_step(step: f64, merge_budget: f64) -> GridPmf {
+        use crate::mechanism::{Gaussian, PoissonSubsampled};
+        use crate::pld::{PrivacyLossDistribution, Symmetry};
+        let step_mechanism =
+            PoissonSubsampled::new(Gaussian::new(0.8, 1.0).expect("σ"), 0.004).expect("q");
+        PrivacyLossDistribution::with_merged_tails(
+            &step_mechanism,
+            Symmetry::Asymmetric,
+            step,
+            1e-14,
+            Bound::Upper,
+            merge_budget,
+        )
+        .expect("discretizes")
+        .remove()
+        .clone()
+    }
+
     /// The Chernoff estimate of an ε(δ) answer is at least the exact answer of the k-fold
     /// binomial (δ there at most the one asked, summed exactly) and within a few standard
     /// deviations of it (δ there at least a millionth of the one asked), for k from 1 to
@@ -472,20 +492,7 @@ mod tests {
     /// truncation mass, and is never above it by more than the truncation mass.
     #[test]
     fn sampled_gaussian_power_agrees_with_the_plain_power_from_the_cut_up() {
-        use crate::mechanism::{Gaussian, PoissonSubsampled};
-        use crate::pld::{PrivacyLossDistribution, Symmetry};
-        let step_mechanism =
-            PoissonSubsampled::new(Gaussian::new(0.8, 1.0).expect("σ"), 0.004).expect("q");
-        let pld = PrivacyLossDistribution::with_merged_tails(
-            &step_mechanism,
-            Symmetry::Asymmetric,
-            2e-3,
-            1e-14,
-            Bound::Upper,
-            0.0,
-        )
-        .expect("discretizes");
-        let single = pld.remove();
+        let single = dp_sgd_step(2e-3, 0.0);
         let k = 100_000;
         let (from_loss, aim_loss) = (12.0, 13.0);
         let plain = single.self_compose(k, 1e-14).expect("composes");
@@ -565,20 +572,7 @@ mod tests {
     /// untilting pieces.
     #[test]
     fn the_tilted_power_is_the_same_on_any_thread() {
-        use crate::mechanism::{Gaussian, PoissonSubsampled};
-        use crate::pld::{PrivacyLossDistribution, Symmetry};
-        let step_mechanism =
-            PoissonSubsampled::new(Gaussian::new(0.8, 1.0).expect("σ"), 0.004).expect("q");
-        let pld = PrivacyLossDistribution::with_merged_tails(
-            &step_mechanism,
-            Symmetry::Asymmetric,
-            5e-4,
-            1e-14,
-            Bound::Upper,
-            1e-15,
-        )
-        .expect("discretizes");
-        let single = pld.remove();
+        let single = dp_sgd_step(5e-4, 1e-15);
         let power = || {
             single
                 .upper_tail_power(100_000, 1e-14, 12.0, 13.0)
