@@ -145,44 +145,47 @@ impl LossBins {
         let nodes = nodes as usize;
         let node_loss = |j: usize| (first + j as i64) as f64 * step;
         let edge_at = |j: usize| mechanism.edge(mechanism.inverse_privacy_loss(node_loss(j)));
-        // (grid offset, edge) of every bin end, increasing.
-        let ends: Vec<(usize, M::Edge)> = if budget > 0.0 {
-            let bottom = (0, edge_at(0));
-            let top = (nodes - 1, edge_at(nodes - 1));
-            // Room for every node up to a cap (address space only: untouched pages cost
-            // nothing), so that growing never copies the ends to fresh pages.
-            let mut ends = Vec::with_capacity(nodes.min(1 << 18));
-            ends.push(bottom);
+        // (grid offset, edge) of every bin end, increasing: the concatenation of `runs`.
+        let bottom = (0, edge_at(0));
+        let top = (nodes - 1, edge_at(nodes - 1));
+        let runs: Vec<Vec<(usize, M::Edge)>> = if budget > 0.0 {
+            let mut runs = vec![vec![bottom]];
             let merging = BlockMerge {
                 mechanism,
                 first,
                 step,
                 budget,
             };
-            merging.ends_in_pieces(bottom, top, &mut ends, &edge_at);
-            ends
+            merging.ends_in_pieces(bottom, top, &mut runs, &edge_at);
+            runs
         } else {
-            (0..nodes).map(|j| (j, edge_at(j))).collect()
+            vec![(0..nodes).map(|j| (j, edge_at(j))).collect()]
         };
-        let bins = ends.len() - 1;
-        // The bins' masses and excesses, in pieces of MASS_PIECE bins that idle threads may
-        // take (each bin's values depend on its two ends alone).
+        let bins = runs.iter().map(Vec::len).sum::<usize>() - 1;
         let (mut p, mut q) = (vec![0.0; bins], vec![0.0; bins]);
         let (mut excess_low, mut excess_high) = (vec![0.0; bins], vec![0.0; bins]);
-        let pieces: Vec<_> = p
-            .chunks_mut(MASS_PIECE)
-            .zip(q.chunks_mut(MASS_PIECE))
-            .zip(excess_low.chunks_mut(MASS_PIECE))
-            .zip(excess_high.chunks_mut(MASS_PIECE))
-            .enumerate()
-            .map(|(piece, (((p, q), low), high))| (piece * MASS_PIECE, p, q, low, high))
-            .collect();
-        spread(pieces, |(start, p, q, low, high)| {
-            let pairs = &ends[start..=start + p.len()];
-            let mut scale_high = node_loss(pairs[0].0).exp();
-            for (k, pair) in pairs.windows(2).enumerate() {
+        // The bins' masses and excesses, in pieces of MASS_PIECE bins that idle threads may
+        // take (each bin's values depend on its two ends alone).
+        let pieces = mass_pieces(
+            &runs,
+            MassSlices {
+                p: &mut p,
+                q: &mut q,
+                excess_low: &mut excess_low,
+                excess_high: &mut excess_high,
+            },
+        );
+        let segment = |(previous, closing, out): MassSegment<'_, '_, M::Edge>| {
+            let MassSlices {
+                p,
+                q,
+                excess_low: low,
+                excess_high: high,
+            } = out;
+            let (mut lo, mut lo_edge) = previous;
+            let mut scale_high = node_loss(lo).exp();
+            for (k, &(hi, hi_edge)) in closing.iter().enumerate() {
                 // The lower node sits at larger x than the upper one: L is non-increasing.
-                let ((lo, lo_edge), (hi, hi_edge)) = (pair[0], pair[1]);
                 let (pj, qj) = mechanism.masses_between(lo_edge, hi_edge);
                 p[k] = pj;
                 q[k] = qj;
@@ -198,15 +201,17 @@ impl LossBins {
                 scale_high = node_loss(hi).exp();
                 low[k] = excess(lo, scale_low);
                 high[k] = excess(hi, scale_high);
+                (lo, lo_edge) = (hi, hi_edge);
             }
-        });
+        };
+        spread(pieces, |piece| piece.into_iter().for_each(segment));
         let (p_infinity, q_neg_infinity) = mechanism.infinite_masses();
         let bins = LossBins {
             step,
             first,
-            below: mechanism.masses_above(ends[0].1),
-            above: mechanism.masses_below(ends[bins].1),
-            ends: ends.into_iter().map(|(j, _)| j).collect(),
+            below: mechanism.masses_above(bottom.1),
+            above: mechanism.masses_below(top.1),
+            ends: runs.iter().flatten().map(|&(j, _)| j).collect(),
             p,
             q,
             excess_low,
@@ -324,6 +329,71 @@ pub fn merge_cost(mass: f64, width: f64) -> f64 {
 /// [`crate::numeric::pieces`]): fixed, so the pieces depend on the sizes alone.
 const MASS_PIECE: usize = 2048;
 
+/// The output of [`LossBins::with_merged_tails`]' mass loop for some bins.
+struct MassSlices<'a> {
+    p: &'a mut [f64],
+    q: &'a mut [f64],
+    excess_low: &'a mut [f64],
+    excess_high: &'a mut [f64],
+}
+
+impl<'a> MassSlices<'a> {
+    /// The first `bins` bins' slices, the rest left in `self`.
+    fn split_off_front(&mut self, bins: usize) -> MassSlices<'a> {
+        let front = |slice: &mut &'a mut [f64]| {
+            let (head, tail) = std::mem::take(slice).split_at_mut(bins);
+            *slice = tail;
+            head
+        };
+        MassSlices {
+            p: front(&mut self.p),
+            q: front(&mut self.q),
+            excess_low: front(&mut self.excess_low),
+            excess_high: front(&mut self.excess_high),
+        }
+    }
+}
+
+/// Bins of the mass loop between the end `.0` and the last of the ends `.1`, with their
+/// outputs.
+type MassSegment<'r, 'o, E> = ((usize, E), &'r [(usize, E)], MassSlices<'o>);
+
+/// The mass loop's pieces over the bin ends `runs` (their concatenation, increasing): each
+/// about [`MASS_PIECE`] bins, as segments of consecutive bins within a run. (The runs are
+/// not copied into one list of ends: at grid step 1e-4 a DP-SGD step has some 15,000 ends
+/// of 48 bytes, and that list was fresh memory filled on one thread.)
+fn mass_pieces<'r, 'o, E: Copy>(
+    runs: &'r [Vec<(usize, E)>],
+    mut out: MassSlices<'o>,
+) -> Vec<Vec<MassSegment<'r, 'o, E>>> {
+    let mut pieces = Vec::new();
+    let (mut piece, mut piece_bins) = (Vec::new(), 0);
+    let mut previous: Option<(usize, E)> = None;
+    for run in runs {
+        let (mut below, mut closing) = match (previous, run.split_first()) {
+            (Some(below), _) => (below, &run[..]),
+            (None, Some((&bottom, rest))) => (bottom, rest),
+            (None, None) => continue,
+        };
+        while !closing.is_empty() {
+            let (segment, rest) = closing.split_at(closing.len().min(MASS_PIECE - piece_bins));
+            piece.push((below, segment, out.split_off_front(segment.len())));
+            piece_bins += segment.len();
+            if piece_bins == MASS_PIECE {
+                pieces.push(std::mem::take(&mut piece));
+                piece_bins = 0;
+            }
+            below = segment.last().copied().unwrap_or(below);
+            closing = rest;
+        }
+        previous = run.last().copied().or(previous);
+    }
+    if !piece.is_empty() {
+        pieces.push(piece);
+    }
+    pieces
+}
+
 /// Widest block that [`BlockMerge::ends_in_pieces`] leaves to [`BlockMerge::merge`] as one piece (23
 /// pieces for a DP-SGD step at σ 1, q 0.01, grid step 1e-4, most of the work in 8 of them).
 const PIECE_WIDTH: usize = 1 << 10;
@@ -374,8 +444,9 @@ impl<M: MonotonePrivacyLoss> BlockMerge<'_, M> {
         (middle, edge_at(middle))
     }
 
-    /// Append to `ends` the bin ends that [`BlockMerge::merge`] appends for the block
-    /// `(lo, hi]`, the same ones bit for bit, with the work cut into pieces that idle threads
+    /// Append to `runs` the bin ends that [`BlockMerge::merge`] appends for the block
+    /// `(lo, hi]`, the same ones bit for bit (a run per piece, and a run for the ends
+    /// between two pieces: see [`mass_pieces`]), with the work cut into pieces that idle threads
     /// may take (see [`crate::numeric::pieces`]): the recursion is taken here, deciding as it
     /// does, down to blocks that are one bin or at most [`PIECE_WIDTH`] wide, and each block
     /// of the latter kind is merged as a piece. The pieces depend on the sizes alone, never
@@ -386,7 +457,7 @@ impl<M: MonotonePrivacyLoss> BlockMerge<'_, M> {
         &self,
         lo: (usize, M::Edge),
         hi: (usize, M::Edge),
-        ends: &mut Vec<(usize, M::Edge)>,
+        runs: &mut Vec<Vec<(usize, M::Edge)>>,
         edge_at: &F,
     ) where
         M: Sync,
@@ -419,11 +490,21 @@ impl<M: MonotonePrivacyLoss> BlockMerge<'_, M> {
             piece
         })
         .into_iter();
+        // The ends between pieces gathered into runs of their own.
+        let mut between = Vec::new();
         for block in blocks {
             match block {
-                TopBlock::End(hi) => ends.push(hi),
-                TopBlock::Open(..) => ends.extend_from_slice(&merged.next().unwrap_or_default()),
+                TopBlock::End(hi) => between.push(hi),
+                TopBlock::Open(..) => {
+                    if !between.is_empty() {
+                        runs.push(std::mem::take(&mut between));
+                    }
+                    runs.extend(merged.next());
+                }
             }
+        }
+        if !between.is_empty() {
+            runs.push(between);
         }
     }
 
@@ -615,7 +696,7 @@ fn split_point(a: i64, b: i64) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{merge_cost, split_point, LossBins};
+    use super::{excess_between, merge_cost, split_point, LossBins};
     use crate::mechanism::{Gaussian, Laplace, MonotonePrivacyLoss, PoissonSubsampled};
 
     /// The bin ends of [`LossBins::with_merged_tails`] and their (P, Q) masses by the plain
@@ -626,6 +707,22 @@ mod tests {
         bins: &LossBins,
         budget: f64,
     ) -> (Vec<usize>, Vec<(f64, f64)>) {
+        let (ends, bins) = bins_one_edge_at_a_time(mechanism, bins, budget);
+        (ends, bins.into_iter().map(|(p, q, _, _)| (p, q)).collect())
+    }
+
+    /// A bin of [`bins_one_edge_at_a_time`]: `(p, q, excess at the lower node, excess at the
+    /// upper node)`.
+    type ReferenceBin = (f64, f64, f64, f64);
+
+    /// [`ends_one_edge_at_a_time`] with each bin's excesses at its two end nodes, as
+    /// [`super::excess_between`] takes them from the bin's masses and the mechanism.
+    fn bins_one_edge_at_a_time<M: MonotonePrivacyLoss>(
+        mechanism: &M,
+        bins: &LossBins,
+        budget: f64,
+    ) -> (Vec<usize>, Vec<ReferenceBin>) {
+        let node_loss = |j: usize| bins.node_loss(j);
         let (first, step) = (bins.first, bins.step);
         let edge_at = |j: usize| {
             mechanism.edge(mechanism.inverse_privacy_loss((first + j as i64) as f64 * step))
@@ -641,7 +738,12 @@ mod tests {
             let (p, q) = mechanism.masses_between(lo.1, hi.1);
             if hi.0 - lo.0 == 1 || merge_cost(p.max(q), (hi.0 - lo.0) as f64 * step) <= budget {
                 ends.push(hi.0);
-                masses.push((p, q));
+                let excess = |node: usize| {
+                    excess_between(p, q, node_loss(node).exp(), || {
+                        mechanism.excess_between(lo.1, hi.1, node_loss(node))
+                    })
+                };
+                masses.push((p, q, excess(lo.0), excess(hi.0)));
                 continue;
             }
             let middle = (split_point(first + lo.0 as i64, first + hi.0 as i64) - first) as usize;
@@ -653,9 +755,10 @@ mod tests {
     }
 
     /// Blocks whose edges are computed ahead in one batch (dense regions, see `BlockMerge::merge`)
-    /// give the bins and masses of the plain recursion, bit for bit, also where the mass is
-    /// uneven enough inside such a block that parts of it merge (budgets from 0 to far above
-    /// the bins' masses, grid steps from 1e-4 to 0.05).
+    /// give the bins, masses and excesses of the plain recursion, bit for bit, also where the
+    /// mass is uneven enough inside such a block that parts of it merge (budgets from 0 to far
+    /// above the bins' masses, grid steps from 1e-4 to 0.05); the mass loop's pieces, which
+    /// cross the runs of ends that the merge leaves, pair every bin with its own two ends.
     #[test]
     fn computing_a_dense_blocks_edges_ahead_gives_the_same_bins() {
         let sampled = |sigma: f64, rate: f64| {
@@ -674,12 +777,20 @@ mod tests {
                 for budget in [0.0, 1e-13, 1e-9, 1e-5] {
                     let bins =
                         LossBins::with_merged_tails(&mechanism, step, 1e-15, budget).expect("bins");
-                    let (ends, masses) = ends_one_edge_at_a_time(&mechanism, &bins, budget);
+                    let (ends, masses) = bins_one_edge_at_a_time(&mechanism, &bins, budget);
                     let case = format!("σ {sigma}, q {rate}, h {step}, b {budget}");
                     assert_eq!(bins.ends, ends, "{case}");
-                    for (k, &(p, q)) in masses.iter().enumerate() {
+                    assert_eq!(bins.p.len(), masses.len(), "{case}");
+                    for (k, &(p, q, low, high)) in masses.iter().enumerate() {
                         assert_eq!(bins.p[k].to_bits(), p.to_bits(), "{case}, bin {k}");
                         assert_eq!(bins.q[k].to_bits(), q.to_bits(), "{case}, bin {k}");
+                        let excesses = (bins.excess_low[k], bins.excess_high[k]);
+                        assert_eq!(
+                            (excesses.0.to_bits(), excesses.1.to_bits()),
+                            (low.to_bits(), high.to_bits()),
+                            "{case}, bin {k}: excesses {excesses:?}, expected {:?}",
+                            (low, high)
+                        );
                     }
                     let single_steps = bins.ends.windows(2).filter(|w| w[1] - w[0] == 1).count();
                     if budget > 0.0 && single_steps > 64 && bins.ends.len() < bins.nodes() {
