@@ -559,6 +559,12 @@ fn bound_window_in_place(
     if start + len <= n {
         // No wrap: one move of the window alone (a rotation moves all n entries).
         buffer.copy_within(start..start + len, 0);
+    } else if len <= start {
+        // A wrap whose part from the front lands clear of the part from the end: that part
+        // first (its source, before `start`, may be overwritten next), then the end's.
+        let tail = n - start;
+        buffer.copy_within(..len - tail, tail);
+        buffer.copy_within(start..n, 0);
     } else {
         buffer.truncate(n);
         buffer.rotate_left(start);
