@@ -180,6 +180,31 @@ impl GridPmf {
         Some(out)
     }
 
+    /// The largest `θ·lᵢ` over the entries with mass (−∞ when none has): the losses
+    /// increase with the index, so for θ > 0 it is the last such entry's and for θ < 0 the
+    /// first's, found from that end (a pass over every entry only for θ = 0 or NaN).
+    fn largest_tilted_loss(&self, theta: f64) -> f64 {
+        let exponent = |i: usize| theta * self.loss(i);
+        let with_mass = |&i: &usize| self.probs[i] > 0.0;
+        let indices = 0..self.probs.len();
+        if theta > 0.0 {
+            indices
+                .rev()
+                .find(with_mass)
+                .map_or(f64::NEG_INFINITY, exponent)
+        } else if theta < 0.0 {
+            indices
+                .into_iter()
+                .find(with_mass)
+                .map_or(f64::NEG_INFINITY, exponent)
+        } else {
+            indices
+                .filter(with_mass)
+                .map(exponent)
+                .fold(f64::NEG_INFINITY, f64::max)
+        }
+    }
+
     /// The PMF tilted by θ for [`GridPmf::upper_tail_power`], `p̃ᵢ = pᵢ e^{θ lᵢ − a}`, and
     /// `a = ln Σ pᵢ e^{θ lᵢ}` as a double (the untilting multiplies by `e^{k·a}` with this
     /// same `a`, so only the entries' rounding matters, not that of `a`); `None` when `a` is
@@ -197,10 +222,7 @@ impl GridPmf {
     /// `pᵢ · exp(θlᵢ − a)` by the library instead, as before.
     fn tilted_for_power(&self, theta: f64) -> Option<(Vec<f64>, f64)> {
         let exponents = |i: usize| theta * self.loss(i);
-        let shift = (0..self.probs.len())
-            .filter(|&i| self.probs[i] > 0.0)
-            .map(exponents)
-            .fold(f64::NEG_INFINITY, f64::max);
+        let shift = self.largest_tilted_loss(theta);
         // (Entries without mass get e^{−∞} = 0: their exponents may exceed the shift.)
         let mut tilted: Vec<f64> = (0..self.probs.len())
             .map(|i| match self.probs[i] {
@@ -374,6 +396,33 @@ impl GridPmf {
 mod tests {
     use super::*;
     use crate::numeric::binomial::Binomial;
+
+    /// The largest tilted loss found from one end is the largest over every entry with
+    /// mass, bit for bit: θ of both signs and 0, masses with zeros at both ends and inside,
+    /// losses below and above 0, and a PMF without mass (−∞).
+    #[test]
+    fn the_largest_tilted_loss_is_the_largest_over_the_entries_with_mass() {
+        let probs = vec![0.0, 0.0, 0.1, 0.0, 0.3, 0.2, 0.0, 0.4, 0.0, 0.0];
+        for offset in [-7, -4, 0, 3] {
+            let pmf = GridPmf::new(0.37, offset, probs.clone(), 0.0, Bound::Upper).expect("valid");
+            for theta in [-30.0, -1.5, -0.0, 0.0, 0.05, 1.5, 1000.0] {
+                let every: f64 = (0..probs.len())
+                    .filter(|&i| probs[i] > 0.0)
+                    .map(|i| theta * pmf.loss(i))
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let found = pmf.largest_tilted_loss(theta);
+                assert_eq!(
+                    found.to_bits(),
+                    every.to_bits(),
+                    "offset {offset}, θ {theta}"
+                );
+            }
+        }
+        let empty = GridPmf::new(0.1, -3, vec![0.0; 5], 0.0, Bound::Upper).expect("valid");
+        for theta in [-1.0, 0.0, 1.0] {
+            assert_eq!(empty.largest_tilted_loss(theta), f64::NEG_INFINITY);
+        }
+    }
 
     /// δ(ε) of the k-fold sum of a binomial PMF (a binomial of k·m trials) on the grid of
     /// step `step` from offset `k·offset`: the exact hockey-stick sum in log space.
