@@ -386,7 +386,8 @@ fn mass_pieces<'r, 'o, E: Copy>(
             below = segment.last().copied().unwrap_or(below);
             closing = rest;
         }
-        previous = run.last().copied().or(previous);
+        // (`below` is now the run's last end.)
+        previous = Some(below);
     }
     if !piece.is_empty() {
         pieces.push(piece);
