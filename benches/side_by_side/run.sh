@@ -15,6 +15,17 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install --disable-pip-version-check --quiet -r fixtures/requirements.txt
 cargo build --release --quiet --bin pld
+# `pld` is timed from a copy, as `cargo install` or a package places it, unless PLD names a
+# binary: the file the linker has just written starts about 5% slower than a copy of the
+# same bytes (more page faults as its code is first read, 969 against 810 per query on
+# σ 1, q 0.01, 10³ steps: `perf stat -r 40`; whole process B/A 0.949 on σ 0.8, q 0.004,
+# 10⁵ steps, alternated 41 times). scripts/ab_timing.py copies both builds for this reason.
+if [ -z "${PLD:-}" ]; then
+  COPY_DIR=$(mktemp -d)
+  trap 'rm -rf "$COPY_DIR"' EXIT
+  cp target/release/pld "$COPY_DIR/pld"
+  export PLD="$COPY_DIR/pld"
+fi
 PYTHONDONTWRITEBYTECODE=1 "$VENV/bin/python" benches/side_by_side/vs_dp_accounting.py
 # The same cases at --grid-step 1e-4 against the realfft floor of the transforms they use.
 echo

@@ -7,6 +7,7 @@ and the speed ratios. Medians over REPEATS runs (dp_accounting: fewer, it is slo
 on a quiet machine, and compare ratios rather than absolute times.
 
 Usage: bash benches/side_by_side/run.sh   (makes the pinned venv, builds `pld`, runs this)
+The binary timed is $PLD (run.sh sets it to a copy of target/release/pld, see there).
 """
 
 import importlib.metadata
