@@ -1621,11 +1621,14 @@ impl Accountant {
             // and is computed in full at once; otherwise its upper bound on the grid 2h may
             // still settle it. (ADD-dominated pairs took 25% longer with the check on 2h
             // always run first.)
+            // (One task at a time, each on the pool: its transforms' pieces are then shared
+            // by every thread, not computed one after the other on this one.)
             let add_surely_worse = known_add.is_none()
-                && run(&(Bound::Lower, Direction::Add, check_grid))
+                && parallel::on_pool(|| run(&(Bound::Lower, Direction::Add, check_grid)))
                     .is_ok_and(|(value, _)| value > remove.upper);
             if !add_surely_worse {
-                coarse_add = coarse_add.min(run(&(Bound::Upper, Direction::Add, second_add))?.0);
+                let check = parallel::on_pool(|| run(&(Bound::Upper, Direction::Add, second_add)));
+                coarse_add = coarse_add.min(check?.0);
             }
         }
         if coarse_add <= remove.upper {

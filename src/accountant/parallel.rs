@@ -124,9 +124,16 @@ pub(super) fn parallel_map<T: Sync, R: Send>(
         })
     };
     let pool = match pool() {
-        Some(pool) if items.len() > 1 && !SERIAL.with(Cell::get) => pool,
+        Some(pool) if !SERIAL.with(Cell::get) => pool,
         _ => return items.iter().map(guarded).collect(),
     };
+    // One item: on a thread of the pool all the same, so that the pieces of its long
+    // transforms (`numeric::pieces`) are shared by every thread rather than computed one after
+    // the other on the caller's (a grid's own lower bound computed alone, see
+    // `Accountant::evaluate`).
+    if let [item] = items {
+        return vec![pool.install(|| guarded(item))];
+    }
     let threads = pool.current_num_threads().min(items.len());
     let slots: Vec<Mutex<Option<Result<R>>>> = items.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
@@ -176,5 +183,20 @@ mod tests {
             }
         }
         assert!(results[7].is_err());
+    }
+
+    /// A single item runs on a thread of the pool when there is one (where the pieces of its
+    /// transforms reach the other threads), and on the caller's thread inside `serially`.
+    #[test]
+    fn a_single_item_runs_on_the_pool() {
+        let on_pool = |_: &()| Ok(rayon::current_thread_index().is_some());
+        let results = parallel_map(&[()], on_pool);
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0].clone().ok(), Some(pool().is_some()));
+        let kept = serially(|| parallel_map(&[()], on_pool));
+        assert_eq!(kept[0].clone().ok(), Some(false));
+        // A panic in the one item is still an error, not a panic.
+        let failed = parallel_map(&[()], |_: &()| -> Result<()> { panic!("the one item") });
+        assert!(failed[0].is_err());
     }
 }
