@@ -1037,29 +1037,69 @@ impl Accountant {
         check_grid_step("step", step)?;
         check_tail_mass(tail_mass)?;
         let symmetric = self.plan.is_symmetric();
-        let direction = |bound, step| -> Result<PrivacyLossDistribution> {
-            let grid = Grid {
-                step,
-                tail_mass,
-                tilts: 0,
-                merge_budget: 0.0,
-                reaching: false,
-            };
-            let (remove, _) = self.composed(bound, Direction::Remove, grid)?;
-            let add = if symmetric {
-                None
-            } else {
-                Some(self.composed(bound, Direction::Add, grid)?.0)
-            };
-            PrivacyLossDistribution::from_pmfs(remove, add)
+        let grid = |step| Grid {
+            step,
+            tail_mass,
+            tilts: 0,
+            merge_budget: 0.0,
+            reaching: false,
         };
+        // Every (bound, step) PLD, its directions computed side by side by the evaluation
+        // threads, costliest first (the grid `step`, then the coarser lower grids).
+        let plds: Vec<(Bound, f64)> = [(Bound::Upper, step), (Bound::Lower, step)]
+            .into_iter()
+            .chain(coarser_steps(step).into_iter().map(|s| (Bound::Lower, s)))
+            .collect();
+        let directions: &[Direction] = if symmetric {
+            &[Direction::Remove]
+        } else {
+            &[Direction::Remove, Direction::Add]
+        };
+        let tasks: Vec<(Bound, Direction, f64)> = plds
+            .iter()
+            .flat_map(|&(bound, step)| directions.iter().map(move |&d| (bound, d, step)))
+            .collect();
+        let compute = || {
+            parallel_map(&tasks, |&(bound, direction, step)| {
+                self.composed(bound, direction, grid(step))
+                    .map(|(pmf, _)| pmf)
+            })
+        };
+        // Side by side only within the memory budget (as an evaluation's tasks are; its
+        // estimate counts the tasks held at once), otherwise one after the other here.
+        let budget = self.options.memory_budget_bytes() as f64;
+        let pmfs = if self
+            .plan
+            .memory_estimate(step, 0, range_tail(tail_mass, 0.0))
+            <= budget
+        {
+            compute()
+        } else {
+            parallel::serially(compute)
+        };
+        // One PLD per (bound, step), from its directions' results (in `tasks` order; both
+        // taken before either error is returned, so that the next PLD starts at its own).
+        let mut results = pmfs.into_iter();
+        let mut taken = || {
+            results.next().unwrap_or_else(|| {
+                Err(Error::IncompatibleDistributions {
+                    reason: "a PMF was not computed".into(),
+                })
+            })
+        };
+        let mut next = || -> Result<PrivacyLossDistribution> {
+            let remove = taken();
+            let add = (!symmetric).then(&mut taken);
+            PrivacyLossDistribution::from_pmfs(remove?, add.transpose()?)
+        };
+        let upper = next()?;
+        let lower = next()?;
+        // (A coarser grid whose computation fails is left out.)
+        let coarser_lowers = (2..plds.len()).filter_map(|_| next().ok()).collect();
         Ok(BracketedPld {
-            upper: direction(Bound::Upper, step)?,
-            lower: direction(Bound::Lower, step)?,
-            coarser_lowers: coarser_steps(step)
-                .into_iter()
-                .filter_map(|coarse| direction(Bound::Lower, coarse).ok())
-                .collect(),
+            upper,
+            lower,
+            coarser_lowers,
         })
     }
 
@@ -2498,6 +2538,51 @@ mod tests {
             reaching: false,
         };
         (accountant, grid)
+    }
+
+    /// `Accountant::pld`, whose PMFs are computed side by side, holds exactly the PMFs
+    /// computed one at a time: both bounds and directions on the grid, and the lower ones
+    /// on every coarser grid, in order.
+    #[test]
+    fn the_bracketed_pld_holds_each_grids_own_pmfs() {
+        let spec = CompositionSpec::dp_sgd(1.0, 0.05, 30, 1.0).expect("valid");
+        let accountant = Accountant::new(&spec, AccountantOptions::default()).expect("valid");
+        let (step, tail_mass) = (0.05, 1e-12);
+        assert!(!accountant.plan.is_symmetric());
+        let pld = accountant.pld(step, tail_mass).expect("composes");
+        let alone = |bound, direction, step| {
+            let grid = Grid {
+                step,
+                tail_mass,
+                tilts: 0,
+                merge_budget: 0.0,
+                reaching: false,
+            };
+            accountant
+                .composed(bound, direction, grid)
+                .expect("composes")
+                .0
+        };
+        assert_eq!(
+            *pld.upper.remove(),
+            alone(Bound::Upper, Direction::Remove, step)
+        );
+        assert_eq!(*pld.upper.add(), alone(Bound::Upper, Direction::Add, step));
+        assert_eq!(
+            *pld.lower.remove(),
+            alone(Bound::Lower, Direction::Remove, step)
+        );
+        assert_eq!(*pld.lower.add(), alone(Bound::Lower, Direction::Add, step));
+        let coarser = coarser_steps(step);
+        assert_eq!(coarser, vec![0.1, 0.2, 0.4, 0.8]);
+        assert_eq!(pld.coarser_lowers.len(), coarser.len());
+        for (lower, &coarse) in pld.coarser_lowers.iter().zip(&coarser) {
+            assert_eq!(
+                *lower.remove(),
+                alone(Bound::Lower, Direction::Remove, coarse)
+            );
+            assert_eq!(*lower.add(), alone(Bound::Lower, Direction::Add, coarse));
+        }
     }
 
     /// `accountant`'s evaluation of ε([`DELTA`]) on `grid`, read as an ε query reads, with a
