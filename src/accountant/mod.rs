@@ -1068,11 +1068,8 @@ impl Accountant {
         // Side by side only within the memory budget (as an evaluation's tasks are; its
         // estimate counts the tasks held at once), otherwise one after the other here.
         let budget = self.options.memory_budget_bytes() as f64;
-        let pmfs = if self
-            .plan
-            .memory_estimate(step, 0, range_tail(tail_mass, 0.0))
-            <= budget
-        {
+        // (No tails are merged here: the loss ranges are judged untruncated.)
+        let pmfs = if self.plan.memory_estimate(step, 0, None) <= budget {
             compute()
         } else {
             parallel::serially(compute)
