@@ -1,7 +1,6 @@
 //! How the process allocates and frees memory: glibc's heaps keep what is freed
-//! ([`keep_freed_memory`]), blocks of a MiB or more live on transparent huge pages
-//! ([`LargeBlocks`], the CLI's global allocator), and so do the heaps glibc makes for the
-//! evaluation threads ([`thread_heap_on_huge_pages`]).
+//! ([`keep_freed_memory`]), and blocks of a MiB or more live on transparent huge pages
+//! ([`LargeBlocks`], the CLI's global allocator).
 //!
 //! One query allocates and frees FFT buffers of several MiB for every grid it computes on.
 //! glibc's default gives a buffer that large its own mapping and unmaps it when freed, so
@@ -56,6 +55,17 @@ pub fn keep_freed_memory() {
 /// aligned 2 MiB of a block by one huge page on first touch, whatever the system's default
 /// (`madvise` mode is the usual one). Blocks freed are kept (up to [`KEPT_BYTES`]) and handed
 /// out again to requests they fit, as glibc's heaps were asked to do above.
+///
+/// Not done, measured: huge pages for the evaluation threads' own glibc heaps (where their
+/// blocks under a MiB live). Advising each thread's heap and keeping its first 2 MiB unused
+/// cut a default-tolerance run from 1,150 page faults to 263 and, run back to back, its wall
+/// time by 5–11%; but after a few idle seconds it made the run 1.2–1.7× slower (σ 0.8,
+/// q 0.004, 10⁵ steps, alternated runs 3 s and 8 s apart: medians 24.8 against 17.1 ms and
+/// 38.0 against 21.9 ms). On a virtual machine that hands freed memory back to its host
+/// (the test machine's balloon reports free pages), a fresh huge page is memory the host
+/// must supply again, and each thread's heap used only part of its huge pages. The large
+/// blocks fill theirs; without their advice that run took 1.08× as long back to back, 0.83
+/// and 0.93× as long 3 s apart, and 1.00× 8 s apart: kept, but worth measuring again.
 #[cfg(target_os = "linux")]
 pub struct LargeBlocks;
 
@@ -193,9 +203,7 @@ unsafe impl std::alloc::GlobalAlloc for LargeBlocks {
             }
         }
         // SAFETY: as the caller's contract.
-        let ptr = unsafe { std::alloc::System.alloc(layout) };
-        thread_heap_on_huge_pages(ptr);
-        ptr
+        unsafe { std::alloc::System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
@@ -210,9 +218,7 @@ unsafe impl std::alloc::GlobalAlloc for LargeBlocks {
             }
         }
         // SAFETY: as the caller's contract.
-        let ptr = unsafe { std::alloc::System.alloc_zeroed(layout) };
-        thread_heap_on_huge_pages(ptr);
-        ptr
+        unsafe { std::alloc::System.alloc_zeroed(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
@@ -240,178 +246,5 @@ unsafe impl std::alloc::GlobalAlloc for LargeBlocks {
             }
             new
         }
-    }
-}
-
-/// glibc's heaps for threads other than the main one: each is a mapping of this many bytes,
-/// aligned to this many bytes (glibc's `HEAP_MAX_SIZE` on 64-bit targets; with
-/// [`keep_freed_memory`]'s padding, the whole of it is made writable when the heap is made).
-#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-const THREAD_HEAP: usize = 64 << 20;
-
-/// How many of a thread's first blocks are looked at for one from its own heap before
-/// giving up (its first few may still come from the main heap).
-#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-const THREAD_HEAP_CHECKS: u32 = 64;
-
-#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-thread_local! {
-    /// Blocks of this thread looked at so far; [`THREAD_HEAP_CHECKS`] once done.
-    static HEAP_CHECKS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
-}
-
-/// Put the heap glibc made for this thread on transparent huge pages, once per thread, given
-/// a block glibc has just returned on it (`ptr`).
-///
-/// Why: the evaluation threads take their grids of less than a MiB (most of a default-tolerance
-/// query's memory) from heaps glibc makes for them, one per thread. With 4 KiB pages that was
-/// about 850 of the 1,150 page faults of a whole `pld` run (σ 0.8, q 0.004, 10⁵ steps;
-/// `perf stat`), about 10% of its wall time. glibc's own huge-page tunable
-/// (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`, read only at start-up) advises those heaps when
-/// it makes them; a program cannot set it for itself, so this does the same from outside:
-/// - a block's chunk header says whether it lies on a thread's heap (glibc's
-///   `NON_MAIN_ARENA` bit) and not on a mapping of its own (`IS_MMAPPED`); that heap starts at
-///   the block's address rounded down to [`THREAD_HEAP`], which is how glibc finds it too;
-/// - `madvise(MADV_HUGEPAGE)` on the heap: the kernel then backs each aligned 2 MiB of it by
-///   one huge page when first touched;
-/// - except the first 2 MiB, which glibc has already touched (its own records sit at the
-///   start): a huge page can no longer be placed there. One block filling the rest of it is
-///   taken and never freed, so that the thread's blocks come from the huge pages after it. It
-///   costs address space, not memory: its pages are never touched.
-///
-/// Advice only: if glibc's layout were ever different, the kernel would be asked to use huge
-/// pages for some other anonymous memory of this process, which changes no value.
-#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-fn thread_heap_on_huge_pages(ptr: *mut u8) {
-    /// glibc's chunk header bits (`malloc/malloc.c`).
-    const IS_MMAPPED: usize = 0x2;
-    const NON_MAIN_ARENA: usize = 0x4;
-    const HUGE_PAGE: usize = 2 << 20;
-    let looked_at = HEAP_CHECKS
-        .try_with(|checks| {
-            let n = checks.get();
-            checks.set((n + 1).min(THREAD_HEAP_CHECKS));
-            n
-        })
-        .unwrap_or(THREAD_HEAP_CHECKS);
-    if ptr.is_null() || looked_at >= THREAD_HEAP_CHECKS {
-        return;
-    }
-    // SAFETY: the word before a block glibc returned is its chunk's size field, part of the
-    // same chunk.
-    // (Volatile: the compiler must not reason about memory outside the block it was given.)
-    let size_field = unsafe { ptr.cast::<usize>().sub(1).read_volatile() };
-    if size_field & (IS_MMAPPED | NON_MAIN_ARENA) != NON_MAIN_ARENA {
-        return;
-    }
-    let _ = HEAP_CHECKS.try_with(|checks| checks.set(THREAD_HEAP_CHECKS));
-    let heap = ptr as usize & !(THREAD_HEAP - 1);
-    // SAFETY: advice on the heap's own address range (a refusal is harmless), and a block
-    // from glibc that is deliberately never freed.
-    unsafe {
-        libc::madvise(heap as *mut libc::c_void, THREAD_HEAP, libc::MADV_HUGEPAGE);
-        // From the heap's free space (which starts past `ptr`) to at least the first huge
-        // page's end.
-        let spacer = (heap + HUGE_PAGE).saturating_sub(ptr as usize);
-        if spacer > 0 {
-            // `black_box`: an unused allocation would otherwise be optimized away.
-            std::hint::black_box(libc::malloc(spacer));
-        }
-    }
-}
-
-#[cfg(all(
-    target_os = "linux",
-    not(all(target_env = "gnu", target_pointer_width = "64"))
-))]
-fn thread_heap_on_huge_pages(_ptr: *mut u8) {}
-
-#[cfg(all(
-    test,
-    target_os = "linux",
-    target_env = "gnu",
-    target_pointer_width = "64"
-))]
-mod tests {
-    use super::*;
-
-    /// The `VmFlags` line of the mapping of this process that holds `address`.
-    fn vm_flags(address: usize) -> String {
-        let smaps = std::fs::read_to_string("/proc/self/smaps").expect("/proc/self/smaps");
-        let mut inside = false;
-        for line in smaps.lines() {
-            if let Some((range, _)) = line.split_once(' ') {
-                if let Some((start, end)) = range.split_once('-') {
-                    if let (Ok(start), Ok(end)) = (
-                        usize::from_str_radix(start, 16),
-                        usize::from_str_radix(end, 16),
-                    ) {
-                        inside = (start..end).contains(&address);
-                        continue;
-                    }
-                }
-            }
-            if inside {
-                if let Some(flags) = line.strip_prefix("VmFlags:") {
-                    return flags.to_string();
-                }
-            }
-        }
-        panic!("no mapping holds {address:#x}");
-    }
-
-    fn has_huge_page_advice(address: usize) -> bool {
-        vm_flags(address)
-            .split_whitespace()
-            .any(|flag| flag == "hg")
-    }
-
-    /// Kernels without transparent huge pages refuse the advice: nothing to check there.
-    fn kernel_has_huge_pages() -> bool {
-        std::path::Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists()
-    }
-
-    #[test]
-    fn a_new_threads_heap_is_on_huge_pages_past_its_first() {
-        if !kernel_has_huge_pages() {
-            eprintln!("skipped: this kernel has no transparent huge pages");
-            return;
-        }
-        keep_freed_memory();
-        let (block, size_field, advised) = std::thread::spawn(|| {
-            // The thread's first blocks (through this allocator) set its heap up.
-            let warm: Vec<Vec<u8>> = (0..4).map(|_| vec![1_u8; 100]).collect();
-            // SAFETY: a glibc block, its header word read, then freed.
-            unsafe {
-                let block = std::hint::black_box(libc::malloc(200 << 10)).cast::<usize>();
-                assert!(!block.is_null());
-                let size_field = block.sub(1).read_volatile();
-                let advised = has_huge_page_advice(block as usize);
-                libc::free(block.cast());
-                drop(warm);
-                (block as usize, size_field, advised)
-            }
-        })
-        .join()
-        .expect("thread");
-        assert_eq!(size_field & 0x6, 0x4, "a block of the thread's own heap");
-        assert!(advised, "the thread's heap is advised: {}", vm_flags(block));
-        let offset = block % THREAD_HEAP;
-        assert!(
-            offset >= 2 << 20,
-            "the block lies past the heap's first huge page (offset {offset:#x})"
-        );
-    }
-
-    #[test]
-    fn large_blocks_are_on_huge_pages() {
-        if !kernel_has_huge_pages() {
-            eprintln!("skipped: this kernel has no transparent huge pages");
-            return;
-        }
-        let block = vec![3_u8; 4 << 20];
-        assert!(has_huge_page_advice(block.as_ptr() as usize));
-        assert_eq!(block.as_ptr() as usize % HUGE_PAGE, 0, "whole huge pages");
-        assert!(block.iter().all(|&b| b == 3));
     }
 }
