@@ -1,6 +1,6 @@
 //! How the process allocates and frees memory: glibc's heaps keep what is freed
-//! ([`keep_freed_memory`]), and blocks of a MiB or more live on transparent huge pages
-//! ([`LargeBlocks`], the CLI's global allocator).
+//! ([`keep_freed_memory`]), and blocks of a MiB or more get mappings of their own, kept for
+//! reuse ([`LargeBlocks`], the CLI's global allocator), on the system's default page size.
 //!
 //! One query allocates and frees FFT buffers of several MiB for every grid it computes on.
 //! glibc's default gives a buffer that large its own mapping and unmaps it when freed, so
@@ -43,29 +43,23 @@ pub fn keep_freed_memory() {
 
 /// The process's allocator: glibc's (with [`keep_freed_memory`]'s settings) for ordinary
 /// requests, and for blocks of [`LARGE_BLOCK`] bytes or more (FFT buffers, grids) mappings of
-/// their own on transparent huge pages, kept for reuse once freed.
+/// their own, whole multiples of [`GRANULE`], kept for reuse once freed (up to
+/// [`KEPT_BYTES`]) and handed out again to requests they fit, as glibc's heaps were asked to
+/// do above.
 ///
-/// Why: a fresh query touches tens of MiB that no earlier query of the process touched, and
-/// with 4 KiB pages each page costs a fault: about 3,000 faults and a fifth of the CPU time of
-/// a DP-SGD query at grid step 1e-4 (σ 0.8, q 0.004, 10⁵ steps: `perf stat -r 30`, 3,076
-/// faults, task-clock 43.7–50.3 ms; with glibc's own huge-page tunable,
-/// `GLIBC_TUNABLES=glibc.malloc.hugetlb=1`, 255 faults and 35.7–39.2 ms). A program cannot
-/// set glibc's tunables for itself (they are read from the environment at start-up), so the
-/// large blocks are mapped here, with `madvise(MADV_HUGEPAGE)`: the kernel then backs each
-/// aligned 2 MiB of a block by one huge page on first touch, whatever the system's default
-/// (`madvise` mode is the usual one). Blocks freed are kept (up to [`KEPT_BYTES`]) and handed
-/// out again to requests they fit, as glibc's heaps were asked to do above.
-///
-/// Not done, measured: huge pages for the evaluation threads' own glibc heaps (where their
-/// blocks under a MiB live). Advising each thread's heap and keeping its first 2 MiB unused
-/// cut a default-tolerance run from 1,150 page faults to 263 and, run back to back, its wall
-/// time by 5–11%; but after a few idle seconds it made the run 1.2–1.7× slower (σ 0.8,
-/// q 0.004, 10⁵ steps, alternated runs 3 s and 8 s apart: medians 24.8 against 17.1 ms and
-/// 38.0 against 21.9 ms). On a virtual machine that hands freed memory back to its host
-/// (the test machine's balloon reports free pages), a fresh huge page is memory the host
-/// must supply again, and each thread's heap used only part of its huge pages. The large
-/// blocks fill theirs; without their advice that run took 1.08× as long back to back, 0.83
-/// and 0.93× as long 3 s apart, and 1.00× 8 s apart: kept, but worth measuring again.
+/// Why no transparent huge pages (measured on the 2-vCPU test machine, σ 0.8, q 0.004, 10⁵
+/// steps at the default tolerance unless said): a fresh query touches MiB that no earlier
+/// query of the process touched, each 4 KiB page a fault, and `madvise(MADV_HUGEPAGE)` on
+/// these blocks cut the faults (1,597 to 1,150 per run) and, with runs back to back, the
+/// wall time (the advice off took 1.08× as long). But a user runs `pld` once, after
+/// a pause, and then the advice cost time: with runs alternated 3 s and 5 s apart, the run
+/// without it took 0.83, 0.93 and 0.80× as long (1.00× at 8 s); σ 0.3, q 1e-9, 10⁶ steps
+/// (216 MiB) 0.89× at 3 s and 0.95× back to back. This machine's balloon reports free
+/// memory to its host (virtio-balloon free page reporting), in 2 MiB pieces: a fresh huge
+/// page is memory the host must supply again. Advising the evaluation threads' own glibc
+/// heaps as well (their blocks under a MiB) was worse: 263 faults instead of 1,150 and 5–11%
+/// faster back to back, but 1.2–1.7× slower 3 s and 8 s apart (medians 24.8 against 17.1 ms,
+/// 38.0 against 21.9 ms), each heap using only part of its huge pages.
 #[cfg(target_os = "linux")]
 pub struct LargeBlocks;
 
@@ -73,9 +67,10 @@ pub struct LargeBlocks;
 #[cfg(target_os = "linux")]
 const LARGE_BLOCK: usize = 1 << 20;
 
-/// Mappings are whole multiples of a huge page.
+/// Mappings are whole multiples of this many bytes, so that a kept block fits later
+/// requests of nearby sizes.
 #[cfg(target_os = "linux")]
-const HUGE_PAGE: usize = 2 << 20;
+const GRANULE: usize = 2 << 20;
 
 /// Bytes of freed large blocks kept for reuse; beyond it they are unmapped.
 #[cfg(target_os = "linux")]
@@ -115,7 +110,7 @@ impl LargeBlocks {
 
     /// A large block for `layout` and whether it is fresh (all zero); null if none.
     fn take(layout: std::alloc::Layout) -> (*mut u8, bool) {
-        let needed = layout.size().div_ceil(HUGE_PAGE) * HUGE_PAGE;
+        let needed = layout.size().div_ceil(GRANULE) * GRANULE;
         let mut table = blocks();
         let Some(slot) = table.live.iter().position(|&(address, _)| address == 0) else {
             return (std::ptr::null_mut(), false);
@@ -151,10 +146,6 @@ impl LargeBlocks {
         };
         if address == libc::MAP_FAILED {
             return (std::ptr::null_mut(), false);
-        }
-        // SAFETY: advice on the mapping just made; a refusal (no THP support) is harmless.
-        unsafe {
-            libc::madvise(address, needed, libc::MADV_HUGEPAGE);
         }
         table.live[slot] = (address as usize, needed);
         (address.cast(), true)
