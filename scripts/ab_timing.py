@@ -13,6 +13,13 @@ the linker wrote (`target/release/pld`) starts about 5% slower than a copy of th
 1.053 and 1.067 against 1.001 for two copies), so timing it against a copied older build
 would charge the new build for how its file was written.
 
+With PAUSE=SECONDS in the environment, every run waits that long first, and the rounds
+alternate which binary goes first: a user runs `pld` once after a pause, and on the test
+machine that is not the same as back to back (its balloon hands freed memory back to the
+host, so fresh pages, huge pages above all, must be supplied again). Huge-page advice that
+made runs back to back 5-11% faster made them 1.2-1.7x slower 3-8 s apart
+(src/bin/pld/allocator.rs).
+
 Example (the session's own build against an older one):
     python3 scripts/ab_timing.py 31 /tmp/pld_old target/release/pld \\
         epsilon --sigma 1 --sampling-rate 0.01 --steps 10000 --delta 1e-5 --grid-step 1e-4
@@ -39,8 +46,13 @@ def main() -> None:
             shutil.copyfile(binary, copy)
             os.chmod(copy, 0o755)
             copies.append(copy)
-        for _ in range(runs):
-            for binary, spent in zip(copies, times):
+        pause = float(os.environ.get("PAUSE", "0"))
+        for round_index in range(runs):
+            order = list(zip(copies, times))
+            if pause > 0 and round_index % 2 == 1:
+                order.reverse()
+            for binary, spent in order:
+                time.sleep(pause)
                 start = time.perf_counter()
                 subprocess.run(
                     [binary, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
