@@ -6,6 +6,10 @@ settings (each timed as a whole process, so ours includes process start and JSON
 and the speed ratios. Medians over REPEATS runs (dp_accounting: fewer, it is slow); run it
 on a quiet machine, and compare ratios rather than absolute times.
 
+With PAUSE=SECONDS, each of our runs waits that long first: a user's single run after a
+pause, which on a virtual machine that hands freed memory back to its host is slower than
+runs back to back (see scripts/ab_timing.py).
+
 Usage: bash benches/side_by_side/run.sh   (makes the pinned venv, builds `pld`, runs this)
 The binary timed is $PLD (run.sh sets it to a copy of target/release/pld, see there).
 """
@@ -32,6 +36,7 @@ CASES = [
 ]
 REPEATS = int(os.environ.get("REPEATS", "7"))
 PEER_REPEATS = int(os.environ.get("PEER_REPEATS", "3"))
+PAUSE = float(os.environ.get("PAUSE", "0"))
 PLD = os.environ.get("PLD", "target/release/pld")
 
 
@@ -53,6 +58,7 @@ def ours(sigma, q, steps, extra):
         PLD, "epsilon", "--quiet", "--sigma", repr(sigma), "--sampling-rate", repr(q),
         "--steps", str(steps), "--delta", repr(DELTA), "--format", "json", *extra,
     ]
+    time.sleep(PAUSE)
     start = time.perf_counter()
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     seconds = time.perf_counter() - start
@@ -68,7 +74,8 @@ def median_run(function, repeats):
 def main():
     print(f"dp_accounting {importlib.metadata.version('dp-accounting')}, "
           f"python {sys.version.split()[0]}, δ = {DELTA:g}, medians of {REPEATS} runs "
-          f"({PEER_REPEATS} for dp_accounting)")
+          f"({PEER_REPEATS} for dp_accounting)"
+          + (f"; each of ours after a {PAUSE:g} s pause" if PAUSE > 0 else ""))
     header = (f"{'case':<28} {'dp_acc ε (h=1e-4)':>18} {'time':>9} | {'ours ε up (h=1e-4)':>19} "
               f"{'time':>9} {'speed-up':>8} | {'ours ε up (default)':>19} {'time':>9} {'speed-up':>8} "
               f"{'ε up / dp_acc':>13}")
