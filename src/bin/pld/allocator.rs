@@ -52,9 +52,9 @@ pub fn keep_freed_memory() {
 /// query of the process touched, each 4 KiB page a fault, and `madvise(MADV_HUGEPAGE)` on
 /// these blocks cut the faults (1,597 to 1,150 per run) and, with runs back to back, the
 /// wall time (the advice off took 1.08× as long). But a user runs `pld` once, after
-/// a pause, and then the advice cost time: with runs alternated 3 s and 5 s apart, the run
-/// without it took 0.83, 0.93 and 0.80× as long (1.00× at 8 s); σ 0.3, q 1e-9, 10⁶ steps
-/// (216 MiB) 0.89× at 3 s and 0.95× back to back. This machine's balloon reports free
+/// a pause, and then the advice cost time: with runs alternated 3 s apart, the run without
+/// it took 0.83, 0.93 and 0.90× as long, 0.80× at 5 s and 1.00× at 8 s; σ 0.3, q 1e-9, 10⁶
+/// steps (216 MiB) 0.89× at 3 s and 0.95× back to back. This machine's balloon reports free
 /// memory to its host (virtio-balloon free page reporting), in 2 MiB pieces: a fresh huge
 /// page is memory the host must supply again. Advising the evaluation threads' own glibc
 /// heaps as well (their blocks under a MiB) was worse: 263 faults instead of 1,150 and 5–11%
