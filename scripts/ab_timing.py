@@ -3,9 +3,10 @@
 
 Usage: python3 scripts/ab_timing.py RUNS BINARY_A BINARY_B [pld arguments ...]
 
-Each round runs A then B once (whole processes, output discarded); the medians and minima
-over RUNS rounds are printed with the ratio B/A. Alternating keeps slow drifts of a shared,
-noisy machine out of the ratio; report ratios, not absolute times. Standard library only.
+Each round runs A and B once (whole processes, output discarded; which goes first
+alternates from round to round); the medians and minima over RUNS rounds are printed with
+the ratio B/A. Alternating keeps slow drifts of a shared, noisy machine out of the ratio;
+report ratios, not absolute times. Standard library only.
 
 Both binaries are first copied into one temporary directory and timed from there: the file
 the linker wrote (`target/release/pld`) starts about 5% slower than a copy of the same bytes
@@ -13,8 +14,7 @@ the linker wrote (`target/release/pld`) starts about 5% slower than a copy of th
 1.053 and 1.067 against 1.001 for two copies), so timing it against a copied older build
 would charge the new build for how its file was written.
 
-With PAUSE=SECONDS in the environment, every run waits that long first, and the rounds
-alternate which binary goes first: a user runs `pld` once after a pause, and on the test
+With PAUSE=SECONDS in the environment, every run waits that long first: a user runs `pld` once after a pause, and on the test
 machine that is not the same as back to back (its balloon hands freed memory back to the
 host, so fresh pages, huge pages above all, must be supplied again). Huge-page advice that
 made runs back to back 5-11% faster made them 1.2-1.7x slower 3-8 s apart
@@ -49,7 +49,7 @@ def main() -> None:
         pause = float(os.environ.get("PAUSE", "0"))
         for round_index in range(runs):
             order = list(zip(copies, times))
-            if pause > 0 and round_index % 2 == 1:
+            if round_index % 2 == 1:
                 order.reverse()
             for binary, spent in order:
                 time.sleep(pause)
