@@ -700,7 +700,11 @@ impl Accountant {
         // untilted, with tilted powers (counts of 1e8 and more multiply the transforms' error
         // by k, which they bound far tighter); tilted, with tilts beyond the window's saddle
         // point (where one step's far tail dominates the sum's extremes, sampled Gaussians at
-        // small rates, the answer's losses need them).
+        // small rates, the answer's losses need them). The retry starts afresh from the first
+        // grid. Started on the grid where the pass before it stopped, it was measured on 464
+        // DP-SGD queries (δ 1e-5 to 1e-15): the two untilted retries among them took 0.82×
+        // as long, but tilted ones took up to 2.2× as long, one with a looser upper end (σ 1,
+        // q 1e-3, 100 steps, δ 1e-15: 1.285750 against 1.285648).
         let retry = match tilts {
             _ if !held_back_by_round_off => None,
             0 => Some((ROUND_OFF_TILTS, false)),
