@@ -25,8 +25,8 @@
 //!
 //! The intervals' widths run in a phase: an interval starting d below its node ends about d
 //! above it, so the widths go 2d, 2(h − d), …, and the phase drifts along the range (the
-//! merged loss of an interval centred on its node sits O(h²) above it, always on the same
-//! side, so the ends must drift to land). Where the mass is, the widths may be about h, or
+//! merged loss of an interval centred on its node sits O(h²) off it, on the same side over
+//! long stretches, so the ends must drift to land). Where the mass is, the widths may be about h, or
 //! alternate up to 2h, depending on the step: the composed lower end's error is second
 //! order, but its constant follows `Σ P_I·(w_I/h)²` and swings up to 4× between steps a few
 //! percent apart (σ 1, q 1e-3, 10³ runs, δ 1e-5: 2,900 to 10,400 times h², 24 steps from
