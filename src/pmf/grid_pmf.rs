@@ -35,8 +35,8 @@ pub struct GridPmf {
     /// (diagnostic; see [`crate::numeric::fft_convolution`]).
     pub(crate) roundoff_l2: f64,
     /// Estimated round-off floor of every entry of `probs` (see
-    /// [`crate::numeric::fft_convolution::Convolved::roundoff_floor`]); charged to δ for every entry
-    /// above ε.
+    /// [`crate::numeric::fft_convolution::Convolved::roundoff_floor`]); charged to δ(ε) for
+    /// every entry above ε, with the entry's weight `1 − e^{ε − l}` in δ.
     pub(crate) roundoff_floor: f64,
     /// Lower PMFs only: mass that may sit at a higher loss than it should (FFT aliasing).
     /// δ read from a lower PMF is reduced by this amount.
