@@ -3864,6 +3864,35 @@ fn memory_budget_limits_the_grid_and_says_so() {
     assert!(stderr.contains("--memory-budget = 1"), "{stderr}");
 }
 
+/// An ε past the grids' 600-nat loss range (DP-SGD σ 0.6, q 0.05, 10⁵ steps: RDP says 1265)
+/// cannot meet its tolerance on any grid, and the answer says why: `stopped_by` "loss
+/// range", the lower end near 600 nats, the upper end RDP's.
+#[test]
+fn an_epsilon_past_the_loss_range_says_so() {
+    let args = [
+        "epsilon",
+        "--noise-multiplier",
+        "0.6",
+        "--sampling-rate",
+        "0.05",
+        "--steps",
+        "100000",
+        "--delta",
+        "1e-5",
+    ];
+    let json = run_json(&[&args[..], &["--format", "json"]].concat(), None);
+    assert_eq!(json["settings"]["tolerance_met"], false, "{json}");
+    assert_eq!(json["settings"]["stopped_by"], "loss range", "{json}");
+    assert_eq!(json["settings"]["upper_method"], "rdp_conversion", "{json}");
+    let (upper, lower) = epsilon_bracket(&json, 1e-5);
+    assert!(
+        (599.0..=600.0).contains(&lower) && upper > 1000.0,
+        "[{lower}, {upper}]"
+    );
+    let text = run_ok(&args, None);
+    assert!(text.contains("NOT met: loss range"), "{text}");
+}
+
 /// Counts may be written in exponent form (`--steps 1e4`), as people write 1e9; a count
 /// that is not a whole number is refused naming the flag.
 #[test]

@@ -779,6 +779,11 @@ impl Accountant {
             // Its upper end was taken above, under its own method's name.
             take_closed_form_lower(&mut epsilon, &mut settings, closed_form.lower, target);
         }
+        // Say why when the answer lies past what the grid holds: its lower end stops near
+        // the top of the loss range whatever the grid, and no finer grid would help.
+        if grid_past_the_range && !settings.tolerance_met && settings.stopped_by.is_none() {
+            settings.stopped_by = Some("loss range".into());
+        }
         Ok(EpsilonAnswer {
             delta,
             epsilon,

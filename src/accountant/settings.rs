@@ -157,8 +157,10 @@ pub struct Settings {
     /// `"not narrowing"` (finer grids did not narrow the bracket by a tenth, twice in a row;
     /// three times, each at most half the step of the last, for heavy atoms off the grid's
     /// lattice: its width is not the grid's), `"grid size limit"` (a refinement past
-    /// the size limits is first replaced by the finest grid within them) or
-    /// `"refinement limit"`.
+    /// the size limits is first replaced by the finest grid within them),
+    /// `"refinement limit"` or, for ε(δ), `"loss range"` (the answer lies past the grid's
+    /// loss range of ±600 nats: the grid's lower end stops near 600 nats whatever the grid,
+    /// and the upper end is RDP's when every event has an RDP curve).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<Cow<'static, str>>,
     /// How the upper bound was computed when not by `method`: `"analytic_gaussian"` when the

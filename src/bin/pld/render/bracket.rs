@@ -204,6 +204,10 @@ fn settings(s: &Settings) -> String {
         (false, Some("memory budget")) => {
             "NOT met: memory budget (a finer grid would exceed it; see --memory-budget)".into()
         }
+        (false, Some("loss range")) => {
+            "NOT met: loss range (ε lies past the grid's 600 nats; the lower end stops there)"
+                .into()
+        }
         (false, Some(limit)) => format!("NOT met: {limit}"),
         (false, None) => "NOT met: the bracket is wider than asked".into(),
     };
