@@ -17,6 +17,11 @@ pub const FLOATING_POINT_ALLOWANCE: f64 = 1e-9;
 /// [`GridPmf::suffix_at_blocks`]).
 const BLOCK: usize = 256;
 
+/// A block of zeros: the bounds of entries read as they are.
+static ZEROS: [f64; BLOCK] = [0.0; BLOCK];
+/// A block of ones: the factors of a block's plain sum.
+static ONES: [f64; BLOCK] = [1.0; BLOCK];
+
 /// The round-off bounds of a PMF's entries.
 #[derive(Debug, Clone, Copy)]
 enum EntryErrors<'a> {
@@ -47,6 +52,8 @@ struct Reading<'a> {
     upper: bool,
     /// `Uniform` bounds, one block of them (the kernels read bounds from a slice).
     uniform: [f64; BLOCK],
+    /// The bounds of the first block, the first entry's extra included, when it has one.
+    first_block: Option<Vec<f64>>,
 }
 
 impl Reading<'_> {
@@ -68,28 +75,22 @@ impl Reading<'_> {
         moved(self.probs[i], self.error(i), self.upper)
     }
 
-    /// The bounds of the entries in `range` (at most [`BLOCK`] of them), with `local` as
-    /// room when they must be copied (the first entry's extra).
-    fn block_errors<'b>(&'b self, range: Range<usize>, local: &'b mut [f64; BLOCK]) -> &'b [f64] {
+    /// The bounds of the entries in `range` (at most [`BLOCK`] of them, starting at a
+    /// block's start).
+    fn block_errors(&self, range: Range<usize>) -> &[f64] {
         let len = range.len();
-        if range.start == 0 && self.first_extra != 0.0 {
-            for (i, slot) in local[..len].iter_mut().enumerate() {
-                *slot = self.error(i);
-            }
-            return &local[..len];
-        }
-        match self.errors {
-            EntryErrors::PerEntry(errors) => &errors[range],
-            EntryErrors::Uniform(_) => &self.uniform[..len],
+        match (&self.first_block, self.errors) {
+            (Some(first), _) if range.start == 0 => &first[..len],
+            (_, EntryErrors::PerEntry(errors)) => &errors[range],
+            (_, EntryErrors::Uniform(_)) => &self.uniform[..len],
         }
     }
 
     /// `(Σ vᵢ·a_{i−s}, Σ vᵢ·b_{i−s})` over the entries `i` in `range` as read (s its start;
     /// at most [`BLOCK`] entries, `a` and `b` at least as long).
     fn dot_products(&self, range: Range<usize>, a: &[f64], b: &[f64]) -> (f64, f64) {
-        let mut local = [0.0; BLOCK];
         let probs = &self.probs[range.clone()];
-        let errors = self.block_errors(range, &mut local);
+        let errors = self.block_errors(range);
         if self.upper {
             raised_dot_products(probs, errors, a, b)
         } else {
@@ -99,11 +100,8 @@ impl Reading<'_> {
 
     /// `(Σ eᵢ·a_{i−s}, Σ eᵢ·b_{i−s})`: as [`Reading::dot_products`], of the bounds alone.
     fn error_dot_products(&self, range: Range<usize>, a: &[f64], b: &[f64]) -> (f64, f64) {
-        let mut local = [0.0; BLOCK];
-        let zeros = [0.0; BLOCK];
         let len = range.len();
-        let errors = self.block_errors(range, &mut local);
-        raised_dot_products(errors, &zeros[..len], a, b)
+        raised_dot_products(self.block_errors(range), &ZEROS[..len], a, b)
     }
 
     /// `Σ_{i ≥ start} vᵢ·(1 − e^{−(x + (i − start)·h)})`: the hockey-stick sum of the entries
@@ -169,7 +167,6 @@ fn blocked_hinge_sum(
     if range.is_empty() {
         return 0.0;
     }
-    let ones = [1.0; BLOCK];
     let table: Vec<f64> = (0..BLOCK.min(range.len()))
         .map(|j| -(-(j as f64) * h).exp_m1())
         .collect();
@@ -179,7 +176,7 @@ fn blocked_hinge_sum(
         let y = x + (block_start - start) as f64 * h;
         let (hinge, scale) = (-(-y).exp_m1(), (-y).exp());
         // (Times 1.0 exactly for the mass.)
-        let (mass, weighted) = block_dots(block, &ones, &table);
+        let (mass, weighted) = block_dots(block, &ONES, &table);
         hinge * mass + scale * weighted
     }))
 }
@@ -252,13 +249,21 @@ impl GridPmf {
             Some(errors) => EntryErrors::PerEntry(errors),
             None => EntryErrors::Uniform(self.roundoff_floor),
         };
-        Reading {
+        let mut reading = Reading {
             probs: &self.probs,
             errors,
             first_extra: self.roundoff_floor * self.folded_bottom as f64,
             upper: self.bound == Bound::Upper,
             uniform: [self.roundoff_floor; BLOCK],
+            first_block: None,
+        };
+        if reading.first_extra != 0.0 {
+            let first = (0..BLOCK.min(self.len()))
+                .map(|i| reading.error(i))
+                .collect();
+            reading.first_block = Some(first);
         }
+        reading
     }
 
     /// The hockey-stick divergence δ(ε) of this PMF, as a bound in the PMF's direction.
@@ -809,10 +814,9 @@ mod tests {
 
     /// [`blocked_hinge_sum`] of the entries of `p` themselves.
     fn plain_hinge_sum(p: &[f64], x: f64, h: f64) -> f64 {
-        let zeros = [0.0; BLOCK];
         blocked_hinge_sum(0..p.len(), x, h, |range, ones, table| {
             let len = range.len();
-            raised_dot_products(&p[range], &zeros[..len], ones, table)
+            raised_dot_products(&p[range], &ZEROS[..len], ones, table)
         })
     }
 
