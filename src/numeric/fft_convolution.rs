@@ -671,7 +671,7 @@ pub fn self_convolve_window(p: &[f64], k: u64, window_start: u64, window_len: us
 
 /// `(first, stride)` when the non-zero entries of `p` are `first + j·stride` with stride > 1
 /// (at least two of them); `None` otherwise.
-fn lattice_of(p: &[f64]) -> Option<(usize, usize)> {
+pub(crate) fn lattice_of(p: &[f64]) -> Option<(usize, usize)> {
     let first = p.iter().position(|&v| v != 0.0)?;
     let mut stride = 0usize;
     for (i, &v) in p.iter().enumerate().skip(first + 1) {

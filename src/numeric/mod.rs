@@ -17,6 +17,9 @@
 //!   the bins near frequency 0 of a power taken accurately by `near_zero_powers`,
 //!   on the real transforms of `real_fft` (both directions from one complex plan, long
 //!   lengths planned in four steps by `complex_fft`).
+//! - `double_double` and `double_double_fft`: FFT powers in double-double arithmetic
+//!   (about 106 bits), whose entries are within about 1e-28 of the exact ones: the far
+//!   tails that tilting cannot reach (see [`crate::pmf`]'s composition).
 //! - `pieces`: long transforms' passes and recomputed bins cut into pieces that idle
 //!   evaluation threads may take (results the same bit for bit).
 //! - `integer_search`: bisection over integers for monotone yes/no questions.
@@ -28,6 +31,8 @@
 
 pub mod binomial;
 pub(crate) mod complex_fft;
+pub(crate) mod double_double;
+pub(crate) mod double_double_fft;
 pub mod erfc;
 mod erfcx_table;
 mod exp_table;
