@@ -53,6 +53,9 @@ const TWIDDLE_ERROR: f64 = 16.0 * UNIT;
 /// η: a bound on a computed butterfly's error relative to |u| + |v| (see the module docs).
 const BUTTERFLY_UNIT: f64 = TWIDDLE_ERROR + 6.0 * UNIT;
 
+/// Powers below this are taken as 0 (with that error) without computing them.
+const NEGLIGIBLE_POWER: f64 = 1e-250;
+
 /// The longest transform this module computes (2^22 points): its time grows past seconds.
 pub(crate) const MAX_LEN: usize = 1 << 22;
 
@@ -246,12 +249,20 @@ pub(crate) fn power_window(
         } else {
             even + table[j] * odd
         };
-        let a = x.abs_upper();
-        let powered = power(x, k);
-        // k·(a + E)^{k−1}·E + rounding·a^k, each power from its logarithm rounded up.
-        let grown = ((kf - 1.0) * (a + forward).ln()).exp() * (1.0 + 1e-12);
-        let size = (kf * a.ln()).exp() * (1.0 + 1e-12);
         let weight = if j == 0 || j == h { 1.0 } else { 2.0 };
+        // a + E bounds both |X̂ⱼ| and |Xⱼ|; `size` bounds both their k-th powers (from the
+        // logarithm, rounded up).
+        let reach = x.abs_upper() + forward;
+        let size = (kf * reach.ln()).exp() * (1.0 + 1e-12);
+        if size < NEGLIGIBLE_POWER {
+            // Both powers are below `size`: the bin is 0 within it (most bins at large k).
+            spectral_error += weight * size;
+            spectrum.push(DdComplex::ZERO);
+            continue;
+        }
+        let powered = power(x, k);
+        // k·(a + E)^{k−1}·E + rounding·a^k.
+        let grown = size / reach * (1.0 + 1e-12);
         spectral_error +=
             weight * (kf * grown * forward + rounding * size + 128.0 * UNDERFLOW_SLACK);
         spectral_l1 += weight * powered.abs_upper();
