@@ -322,6 +322,36 @@ fn a_rarely_sampled_step_meets_the_tolerance_at_delta_1e_15() {
     }
 }
 
+/// Steps whose own far tail dominates even the tilted normalizer (DP-SGD at rates near 1e-4:
+/// past a tilt of about 2σ²·ln(1/q) the k-fold normalizer jumps), at δ 1e-15. With tilts
+/// alone the brackets stopped at [0.07263, 0.07387] (σ 1.222, 13 steps) and [0.15762,
+/// 0.17133] (σ 1.049, 158 steps), not narrowing; the plain power in double-double
+/// arithmetic reads that tail without tilting. And δ(ε) at δ ≈ 1e-15 (σ 1.5, q 1e-3, 1,000
+/// steps, ε 0.2063), which stopped at [9.941e-16, 9.970e-16], three times its tolerance.
+#[test]
+fn a_far_tail_beyond_every_tilt_meets_the_tolerance_at_delta_1e_15() {
+    for (sigma, q, steps) in [(1.222, 1.998e-4, 13), (1.049, 1.246e-4, 158)] {
+        let spec = pld_accountant::CompositionSpec::dp_sgd(sigma, q, steps, 1.0).unwrap();
+        let (default, fixed) = default_and_fixed(&spec, 1e-4);
+        let e = met_and_overlapping(&default, &fixed, 1e-15);
+        assert!(
+            e.lower > 0.05 && e.upper < 0.2,
+            "σ {sigma}, {steps} steps: {e}"
+        );
+    }
+    let spec = pld_accountant::CompositionSpec::dp_sgd(1.5, 1e-3, 1000, 1.0).unwrap();
+    let (default, fixed) = default_and_fixed(&spec, 1e-4);
+    let answer = default.delta_for_epsilon(0.2063).unwrap();
+    let d = answer.delta;
+    assert!(answer.settings.tolerance_met, "δ(0.2063) = {d}");
+    let reference = fixed.delta_for_epsilon(0.2063).unwrap().delta;
+    assert!(
+        d.upper >= reference.lower && d.lower <= reference.upper,
+        "δ(0.2063) = {d} and the fixed grid's {reference} do not overlap"
+    );
+    assert!(d.lower > 9e-16 && d.upper < 1.1e-15, "δ(0.2063) = {d}");
+}
+
 /// ε upper bound of `spec` at `delta` with default options, and its settings' method names.
 fn answer(spec: &pld_accountant::CompositionSpec, delta: f64) -> pld_accountant::EpsilonAnswer {
     Accountant::new(spec, AccountantOptions::default())
