@@ -1619,9 +1619,19 @@ mod tests {
             .is_empty());
     }
 
-    /// The k-fold composition of `single` by direct convolution (every term non-negative, so
-    /// accurate in relative terms however small), read at ε: the exact δ of the same step.
-    fn exact_delta_reader(single: &GridPmf, k: u64) -> impl Fn(f64) -> f64 {
+    /// Asserts that `composed` (the k-fold power of `single`) reads δ never below the exact
+    /// composition and within `relative` of it at every ε of `epsilons` whose exact δ lies in
+    /// `deltas` (at least 10 of them). The exact one by direct convolution: every term
+    /// non-negative, so accurate in relative terms however small.
+    fn assert_reads_the_exact_power(
+        single: &GridPmf,
+        k: u64,
+        composed: &GridPmf,
+        epsilons: impl Iterator<Item = f64>,
+        deltas: std::ops::RangeInclusive<f64>,
+        relative: f64,
+    ) {
+        assert!(!single.half_offset);
         // The chance that one of the k steps has an infinite loss.
         let infinity = -(k as f64 * (-single.infinity_mass).ln_1p()).exp_m1();
         let mut exact = vec![1.0];
@@ -1635,25 +1645,33 @@ mod tests {
             exact = next;
         }
         let offset = k as i64 * single.offset;
-        let step = single.step;
-        move |epsilon: f64| {
-            crate::numeric::summation::neumaier_sum(
-                exact
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &p)| (p, (offset + i as i64) as f64 * step))
-                    .filter(|&(_, loss)| loss > epsilon)
-                    .map(|(p, loss)| p * -(epsilon - loss).exp_m1())
-                    .chain([infinity]),
-            )
+        let mut tiny = 0;
+        for epsilon in epsilons {
+            let truth = crate::pmf::hockey_stick::tests::exact_delta(
+                &exact,
+                single.step,
+                offset,
+                infinity,
+                epsilon,
+            );
+            if !deltas.contains(&truth) {
+                continue;
+            }
+            tiny += 1;
+            let read = composed.delta_for_epsilon(epsilon);
+            assert!(
+                truth <= read && read <= truth * (1.0 + relative),
+                "ε {epsilon}: read {read:e}, exact {truth:e}"
+            );
         }
+        assert!(tiny >= 10, "{tiny}");
     }
 
     /// Where one step's far tail and the sum of many small steps meet (DP-SGD σ 1.5, q 1e-3,
     /// δ from 1e-12 down to 1e-17), the power reaching up reads δ never below the exact
-    /// composition of the same step and within 2e-4 of it: the exact one by direct
-    /// convolution. (Charging every entry's bound whole, the reading was up to 3.9e-3 above
-    /// it; with weighted bounds and tilts alone, 5.4e-5.)
+    /// composition of the same step and within 2e-4 of it. (Charging every entry's bound
+    /// whole, the reading was up to 3.9e-3 above it; with weighted bounds and tilts alone,
+    /// 5.4e-5.)
     #[test]
     fn tilted_power_reads_tiny_deltas_of_a_heavy_tail_closely() {
         let (k, tail_mass, tilts) = (12_u64, 1e-24, 3);
@@ -1661,22 +1679,8 @@ mod tests {
         let composed = single
             .self_compose_tilted_reaching(k, tail_mass, tilts, Some(&moments), true)
             .expect("composes");
-        assert!(!single.half_offset);
-        let exact_delta = exact_delta_reader(&single, k);
-        let mut tiny = 0;
-        for step in 0..40 {
-            let epsilon = 0.04 + step as f64 * 0.004;
-            let (read, truth) = (composed.delta_for_epsilon(epsilon), exact_delta(epsilon));
-            if !(1e-17..=1e-12).contains(&truth) {
-                continue;
-            }
-            tiny += 1;
-            assert!(
-                truth <= read && read <= truth * (1.0 + 2e-4),
-                "ε {epsilon}: read {read:e}, exact {truth:e}"
-            );
-        }
-        assert!(tiny >= 10, "{tiny}");
+        let epsilons = (0..40).map(|step| 0.04 + step as f64 * 0.004);
+        assert_reads_the_exact_power(&single, k, &composed, epsilons, 1e-17..=1e-12, 2e-4);
     }
 
     /// Where one step's far tail dominates even the tilted normalizer (DP-SGD σ 0.67, q
@@ -1692,21 +1696,8 @@ mod tests {
         let composed = single
             .self_compose_tilted_reaching(k, tail_mass, tilts, Some(&moments), true)
             .expect("composes");
-        let exact_delta = exact_delta_reader(&single, k);
-        let mut tiny = 0;
-        for step in 0..60 {
-            let epsilon = 0.02 + step as f64 * 0.02;
-            let (read, truth) = (composed.delta_for_epsilon(epsilon), exact_delta(epsilon));
-            if !(1e-20..=1e-12).contains(&truth) {
-                continue;
-            }
-            tiny += 1;
-            assert!(
-                truth <= read && read <= truth * (1.0 + 1e-7),
-                "ε {epsilon}: read {read:e}, exact {truth:e}"
-            );
-        }
-        assert!(tiny >= 10, "{tiny}");
+        let epsilons = (0..60).map(|step| 0.02 + step as f64 * 0.02);
+        assert_reads_the_exact_power(&single, k, &composed, epsilons, 1e-20..=1e-12, 1e-7);
     }
 
     /// The window a tilted power is computed on: the window itself when the tilted sum leaves

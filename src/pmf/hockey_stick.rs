@@ -561,7 +561,7 @@ impl GridPmf {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// The dot products of the entries as read, as dispatched, in every build the processor
@@ -690,7 +690,13 @@ mod tests {
 
     /// δ(ε) of `probs` on the grid `{(offset + i)·step}` with `infinity` at +∞, one `expm1`
     /// per entry, compensated: the reference for the readings.
-    fn exact_delta(probs: &[f64], step: f64, offset: i64, infinity: f64, epsilon: f64) -> f64 {
+    pub(in crate::pmf) fn exact_delta(
+        probs: &[f64],
+        step: f64,
+        offset: i64,
+        infinity: f64,
+        epsilon: f64,
+    ) -> f64 {
         neumaier_sum(
             probs
                 .iter()
