@@ -12,8 +12,8 @@
 //! truncates (and charges) its tails at every level; the product truncates once. With a
 //! thousand distinct events that is the difference between seconds and minutes.
 //!
-//! The window, its aliasing, the +∞ mass and the mass deficit are handled exactly as in
-//! [`GridPmf::self_compose_tilted`], with the moments, masses and logarithms summed over the
+//! The window, its aliasing, the +∞ mass and inputs short of total mass 1 are handled exactly
+//! as in [`GridPmf::self_compose_tilted`], with the moments, masses and logarithms summed over the
 //! factors (`Σ k_f·ln M_f(λ)` for the moment generating function of the sum).
 
 use crate::bound::Bound;
@@ -21,7 +21,7 @@ use crate::numeric::fft_convolution::product_window;
 use crate::numeric::summation::{compensated_sum, neumaier_sum};
 use crate::pmf::composition::{
     chernoff_mass_from, power_window_for, product_moments, quantile_tilts, remove_from_bottom,
-    Window, MAX_COMPOSED_POINTS,
+    Window, MAX_COMPOSED_POINTS, NEGLIGIBLE_SHORTFALL,
 };
 use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT};
 use crate::Result;
@@ -65,6 +65,18 @@ pub fn compose_product(
             return None;
         }
     }
+    // Inputs short of total mass 1 are made whole first (see `GridPmf::with_restored_mass`).
+    let negligible = NEGLIGIBLE_SHORTFALL / parts.len() as f64;
+    let restored: Vec<Option<(GridPmf, f64)>> = parts
+        .iter()
+        .map(|&(part, k)| part.with_restored_mass(k, negligible))
+        .collect();
+    let parts: Vec<(&GridPmf, u64)> = parts
+        .iter()
+        .zip(&restored)
+        .map(|(&(part, k), restored)| (restored.as_ref().map_or(part, |(pmf, _)| pmf), k))
+        .collect();
+    let parts = parts.as_slice();
     // Index arithmetic in i128: Σ k·(len − 1) and Σ k·offset overflow u64 only for absurd
     // inputs, which go to the pairwise path (and its errors).
     let mut full_top: i128 = 0;
@@ -192,23 +204,6 @@ fn compose_in_window(
             };
             remove_from_bottom(&mut conv.values, wrapped_above);
             infinity_mass += window.mass_above.min(outside) + wrapped_above;
-            // The finite part should weigh Π(1 − m)^k and weighs Π f^k, f = 1 − m − d: put
-            // the difference Π(1 − m)^k · (1 − Π(1 − d/(1 − m))^k) back at the lowest loss.
-            let log_kept = sum_k(&|_, p| (-p.infinity_mass.min(1.0)).ln_1p());
-            let log_undiminished = sum_k(&|_, p| {
-                let (d, m) = (p.mass_deficit().max(0.0), p.infinity_mass);
-                if m < 1.0 {
-                    (-d / (1.0 - m)).clamp(-1.0, 0.0).ln_1p()
-                } else {
-                    0.0
-                }
-            });
-            let missing = log_kept.exp() * -log_undiminished.exp_m1();
-            if missing > 0.0 && missing.is_finite() {
-                if let Some(first) = conv.values.first_mut() {
-                    *first += missing * (1.0 + 8.0 * f64::EPSILON * parts.len() as f64);
-                }
-            }
         }
         Bound::Lower => {
             excess_mass += window.mass_below;

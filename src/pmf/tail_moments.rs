@@ -68,6 +68,24 @@ impl TailMoments {
     pub fn with_span(p: &[f64], step: f64, span: usize) -> TailMoments {
         moments_with_span(p, step, span)
     }
+
+    /// The moments of `p` scaled by `factor` ≥ 1 (every entry multiplied by it), from those
+    /// of `p`: each bound raised by an upper bound on `ln factor` (`factor − 1`, rounded up).
+    pub fn scaled(&self, factor: f64) -> TailMoments {
+        let ln_factor = ((factor - 1.0).max(0.0) * (1.0 + 2.0 * f64::EPSILON)).next_up();
+        let raise = |bound: f64| {
+            if bound.is_finite() {
+                (bound + ln_factor).next_up()
+            } else {
+                bound
+            }
+        };
+        TailMoments {
+            up: self.up.map(raise),
+            down: self.down.map(raise),
+            ..self.clone()
+        }
+    }
 }
 
 crate::numeric::wide_loops::dispatch_wide! {

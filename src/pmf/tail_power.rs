@@ -32,7 +32,7 @@ use crate::numeric::exponential::exp_non_positive_each;
 use crate::numeric::fft_convolution::self_convolve_window;
 use crate::numeric::pieces::spread_map;
 use crate::numeric::summation::compensated_sum;
-use crate::pmf::composition::{chernoff_window, power_infinity_mass};
+use crate::pmf::composition::{chernoff_window, power_infinity_mass, NEGLIGIBLE_SHORTFALL};
 use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT};
 use crate::pmf::tail_moments::{TailMoments, TILTS};
 use std::cell::OnceCell;
@@ -90,6 +90,25 @@ impl GridPmf {
     /// computed (`TailMoments::of(&self.probs, self.step)`): a caller that composes plainly
     /// when the tilted power is declined needs them too.
     pub(crate) fn upper_tail_power_sharing(
+        &self,
+        k: u64,
+        tail_mass: f64,
+        from_loss: f64,
+        aim_loss: f64,
+        moments: &OnceCell<TailMoments>,
+    ) -> Option<GridPmf> {
+        // A PMF short of total mass 1 is made whole first (see `GridPmf::with_restored_mass`),
+        // its moments scaled from this PMF's (which `moments` keeps).
+        if let Some((restored, scale)) = self.with_restored_mass(k, NEGLIGIBLE_SHORTFALL) {
+            let own = moments.get_or_init(|| TailMoments::of(&self.probs, self.step));
+            let scaled = OnceCell::from(own.scaled(scale));
+            return restored.tail_power_restored(k, tail_mass, from_loss, aim_loss, &scaled);
+        }
+        self.tail_power_restored(k, tail_mass, from_loss, aim_loss, moments)
+    }
+
+    /// The body of [`GridPmf::upper_tail_power_sharing`], on a PMF whose mass is restored.
+    fn tail_power_restored(
         &self,
         k: u64,
         tail_mass: f64,
