@@ -352,6 +352,23 @@ fn a_far_tail_beyond_every_tilt_meets_the_tolerance_at_delta_1e_15() {
     assert!(d.lower > 9e-16 && d.upper < 1.1e-15, "δ(0.2063) = {d}");
 }
 
+/// Two rarely sampled phases of DP-SGD (σ 0.7 at rate 3e-5 for 20 steps, then σ 0.9 at 5e-5
+/// for 30), composed by one product, at δ 1e-12: tilts could not reach the far tail of
+/// either step and the bracket stopped at [0.22286, 0.25454], not narrowing. The product in
+/// double-double arithmetic meets the tolerance, overlapping a fixed grid's bracket.
+#[test]
+fn distinct_rarely_sampled_phases_meet_the_tolerance_at_delta_1e_12() {
+    let spec = pld_accountant::CompositionSpec::from_json_str(
+        r#"{"events": [
+            {"mechanism": "gaussian", "sigma": 0.7, "sampling": {"poisson": 3e-5}, "count": 20},
+            {"mechanism": "gaussian", "sigma": 0.9, "sampling": {"poisson": 5e-5}, "count": 30}]}"#,
+    )
+    .unwrap();
+    let (default, fixed) = default_and_fixed(&spec, 1e-4);
+    let e = met_and_overlapping(&default, &fixed, 1e-12);
+    assert!(e.lower > 0.2 && e.upper < 0.26, "{e}");
+}
+
 /// ε upper bound of `spec` at `delta` with default options, and its settings' method names.
 fn answer(spec: &pld_accountant::CompositionSpec, delta: f64) -> pld_accountant::EpsilonAnswer {
     Accountant::new(spec, AccountantOptions::default())

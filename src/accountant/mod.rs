@@ -21,7 +21,7 @@ use crate::mechanism::{
 use crate::pld::{BracketedPld, PrivacyLossDistribution, Symmetry};
 use crate::pmf::composition::compose_all_tilted;
 use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
-use crate::pmf::product::compose_product;
+use crate::pmf::product::compose_product_reaching;
 use crate::pmf::tail_moments::TailMoments;
 use crate::spec::{CompositionSpec, MechanismKind, Neighbouring, SamplingKind};
 
@@ -122,6 +122,11 @@ const MIN_TAIL_MASS: f64 = 1e-300;
 const TILT_BELOW_DELTA: f64 = 2e-6;
 /// Number of tilted powers used then.
 const TAIL_TILTS: usize = 3;
+
+/// Plans of up to this many distinct events may be retried with the reaching measures (their
+/// product in double-double arithmetic, see [`Accountant::reaching_may_help`]); the product
+/// takes at most 8 factors, one transform each.
+const REACHING_PRODUCT_GROUPS: usize = 8;
 /// Number of tilted powers of a retry at a larger δ, when round-off rather than the grid
 /// keeps the bracket wide: one tilt already bounds the round-off of the tail that δ ≥ 2e-6
 /// reads (1000 distinct subsampled Gaussians at δ 1e-5 give the same bracket with one
@@ -1317,7 +1322,7 @@ impl Accountant {
 
     /// Compose single events, (PMF, count, component for the cache), with `extra` composed
     /// parts: by one FFT product over the whole window when it applies (see
-    /// [`compose_product`]; returned alone), otherwise each event's self-composition (cached
+    /// [`compose_product_reaching`]; returned alone), otherwise each event's self-composition (cached
     /// by component), returned with `extra` for the pairwise composition.
     fn compose_singles(
         &self,
@@ -1328,7 +1333,10 @@ impl Accountant {
         grid: Grid,
     ) -> Result<Vec<GridPmf>> {
         let Grid {
-            tail_mass, tilts, ..
+            tail_mass,
+            tilts,
+            reaching,
+            ..
         } = grid;
         if singles.len() >= 2 {
             let factors: Vec<(&GridPmf, u64)> = singles
@@ -1336,7 +1344,7 @@ impl Accountant {
                 .map(|(pmf, count, _)| (pmf, *count))
                 .chain(extra.iter().map(|pmf| (pmf, 1)))
                 .collect();
-            if let Some(product) = compose_product(&factors, tail_mass, tilts) {
+            if let Some(product) = compose_product_reaching(&factors, tail_mass, tilts, reaching) {
                 return Ok(vec![product?]);
             }
         }
@@ -1823,10 +1831,12 @@ impl Accountant {
 
     /// Whether a retry's tail-accuracy measures ([`Grid::reaching`]) can narrow a bracket:
     /// tilts beyond the window's saddle point, which only self-compositions take (plans of
-    /// one event repeated), and tilted compositions of the split blocks of random allocation
-    /// with 1 < k < t.
+    /// one event repeated), powers and products in double-double arithmetic (a few distinct
+    /// events, composed by one product), and tilted compositions of the split blocks of
+    /// random allocation with 1 < k < t.
     fn reaching_may_help(&self) -> bool {
         matches!(self.plan.groups.as_slice(), [group] if group.count >= 2)
+            || (2..=REACHING_PRODUCT_GROUPS).contains(&self.plan.groups.len())
             || self
                 .plan
                 .groups

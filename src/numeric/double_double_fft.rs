@@ -169,18 +169,8 @@ pub(crate) struct DdPower {
 }
 
 /// Entries `window_start .. window_start + window_len` of the k-fold self-convolution of
-/// the non-negative vector `p`, on a circular buffer of `period ≥ min_period` (a power of
-/// two, also ≥ p.len() and window_len), with per-entry error bounds (see the module docs).
-///
-/// The real input of length n is transformed as n/2 complex numbers (even entries the
-/// real parts, odd ones the imaginary parts) and untangled into the n/2 + 1 bins of the
-/// real transform, `Xₖ = Eₖ + e^{−2πik/n}·Oₖ` with `Eₖ = (Zₖ + Z̄_{h−k})/2` and `Oₖ =
-/// −i(Zₖ − Z̄_{h−k})/2`; the inverse packs `Aₖ + iBₖ` with `Aₖ = Yₖ + Ȳ_{h−k}` and `Bₖ =
-/// (Yₖ − Ȳ_{h−k})·e^{2πik/n}`, whose transform holds the even outputs in its real parts and
-/// the odd ones in its imaginary parts (times n). Each step is a butterfly of unit weights
-/// on two bins: the error bounds of the module docs hold with each term doubled.
-///
-/// `None` when the buffer would exceed [`MAX_LEN`], or when the bound is not finite.
+/// the non-negative vector `p`: [`product_window`] of the one factor `(p, k)`.
+#[cfg(test)]
 pub(crate) fn power_window(
     p: &[f64],
     k: u64,
@@ -188,12 +178,41 @@ pub(crate) fn power_window(
     window_len: usize,
     min_period: usize,
 ) -> Option<DdPower> {
+    product_window(&[(p, k)], window_start, window_len, min_period)
+}
+
+/// Entries `window_start .. window_start + window_len` of the convolution of the kᵢ-fold
+/// self-convolutions of the non-negative vectors pᵢ (`factors`: (pᵢ, kᵢ)), on a circular
+/// buffer of `period ≥ min_period` (a power of two, also ≥ every pᵢ's length and
+/// window_len), with per-entry error bounds (see the module docs).
+///
+/// Each real input of length n is transformed as n/2 complex numbers (even entries the
+/// real parts, odd ones the imaginary parts) and untangled into the n/2 + 1 bins of the
+/// real transform, `Xₖ = Eₖ + e^{−2πik/n}·Oₖ` with `Eₖ = (Zₖ + Z̄_{h−k})/2` and `Oₖ =
+/// −i(Zₖ − Z̄_{h−k})/2`; the inverse packs `Aₖ + iBₖ` with `Aₖ = Yₖ + Ȳ_{h−k}` and `Bₖ =
+/// (Yₖ − Ȳ_{h−k})·e^{2πik/n}`, whose transform holds the even outputs in its real parts and
+/// the odd ones in its imaginary parts (times n). Each step is a butterfly of unit weights
+/// on two bins: the error bounds of the module docs hold with each term doubled.
+///
+/// Per bin, the running product's modulus bound S and error bound D are carried through
+/// the factors: with the factor's power bounded by Sᵢ within Dᵢ, the product is bounded
+/// by S·Sᵢ within `S·Dᵢ + D·Sᵢ + D·Dᵢ` plus the product's rounding, 3U·(S + D)(Sᵢ + Dᵢ).
+///
+/// `None` when the buffer would exceed [`MAX_LEN`], a count is 0, or the bound is not
+/// finite.
+pub(crate) fn product_window(
+    factors: &[(&[f64], u64)],
+    window_start: u64,
+    window_len: usize,
+    min_period: usize,
+) -> Option<DdPower> {
+    let longest = factors.iter().map(|(p, _)| p.len()).max()?;
     let n = min_period
-        .max(p.len())
+        .max(longest)
         .max(window_len)
         .max(16)
         .checked_next_power_of_two()?;
-    if n > MAX_LEN || k == 0 {
+    if n > MAX_LEN || factors.iter().any(|&(_, k)| k == 0) {
         return None;
     }
     let h = n / 2;
@@ -205,74 +224,99 @@ pub(crate) fn power_window(
     // Each output is reached from 2^d nodes at depth d, each a few operations: 16n operations
     // in all, each with at most UNDERFLOW_SLACK of absolute error lost to underflow.
     let underflow = 16.0 * n as f64 * UNDERFLOW_SLACK * (1.0 + stages);
-
-    let mut data = vec![DdComplex::ZERO; h];
-    for (slot, pair) in data.iter_mut().zip(p.chunks(2)) {
-        slot.re = Dd::from_f64(pair[0]);
-        slot.im = Dd::from_f64(pair.get(1).copied().unwrap_or(0.0));
-    }
-    let l1 = p.iter().map(|x| x.abs()).sum::<f64>() * (1.0 + (p.len() as f64 + 2.0) * f64::EPSILON);
-    transform(&mut data, &table, false);
-    // Every packed bin is within stages·‖z‖₁ ≤ stages·‖p‖₁ of its value; every untangled bin
-    // within twice that (Eₖ and Oₖ each take half of two bins' errors) plus the untangling's
-    // rounding of bins of modulus at most ‖p‖₁ plus their error.
-    let packed = stages * l1;
-    let forward = 2.0 * packed + 2.0 * untangle * (l1 + packed) + underflow;
-
-    let kf = k as f64;
-    let rounding = compound(COMPLEX_PRODUCT_UNIT, kf + 2.0 * kf.log2() + 2.0);
     let half = Dd::from_f64(0.5);
-    let mut spectrum = Vec::with_capacity(h + 1);
+
+    // Per bin j ≤ h: the running product, its modulus bound S and its error bound D.
+    let mut product = vec![DdComplex::ONE; h + 1];
+    let mut sizes = vec![1.0_f64; h + 1];
+    let mut errors = vec![0.0_f64; h + 1];
+    let mut data = vec![DdComplex::ZERO; h];
+    for &(p, k) in factors {
+        data.fill(DdComplex::ZERO);
+        for (slot, pair) in data.iter_mut().zip(p.chunks(2)) {
+            slot.re = Dd::from_f64(pair[0]);
+            slot.im = Dd::from_f64(pair.get(1).copied().unwrap_or(0.0));
+        }
+        let l1 =
+            p.iter().map(|x| x.abs()).sum::<f64>() * (1.0 + (p.len() as f64 + 2.0) * f64::EPSILON);
+        transform(&mut data, &table, false);
+        // Every packed bin is within stages·‖z‖₁ ≤ stages·‖p‖₁ of its value; every
+        // untangled bin within twice that (Eₖ and Oₖ each take half of two bins' errors)
+        // plus the untangling's rounding of bins of modulus at most ‖p‖₁ plus their error.
+        let packed = stages * l1;
+        let forward = 2.0 * packed + 2.0 * untangle * (l1 + packed) + underflow;
+        let kf = k as f64;
+        let rounding = compound(COMPLEX_PRODUCT_UNIT, kf + 2.0 * kf.log2() + 2.0);
+        // A bound on every bin's power, exact or computed: (‖p‖₁ + E)^k.
+        let growth = (kf * (l1 + forward).ln()).exp() * (1.0 + 1e-12);
+        for j in 0..=h {
+            if sizes[j] == 0.0 {
+                // Set to 0 by an earlier factor: the exact product stays within the bound
+                // times this factor's growth.
+                errors[j] *= growth;
+                continue;
+            }
+            let z = data[j % h];
+            let c = data[(h - j) % h];
+            let conj = DdComplex {
+                re: c.re,
+                im: -c.im,
+            };
+            let even = (z + conj)
+                * DdComplex {
+                    re: half,
+                    im: Dd::ZERO,
+                };
+            let d = z - conj;
+            // −i·d/2 = (d.im/2, −d.re/2).
+            let odd = DdComplex {
+                re: d.im * half,
+                im: -(d.re * half),
+            };
+            let x = if j == h {
+                even - odd
+            } else {
+                even + table[j] * odd
+            };
+            // a + E bounds both |X̂ⱼ| and |Xⱼ|; `size` bounds both their k-th powers (from
+            // the logarithm, rounded up).
+            let reach = x.abs_upper() + forward;
+            let size = (kf * reach.ln()).exp() * (1.0 + 1e-12);
+            let (s, e) = (sizes[j], errors[j]);
+            if size * (s + e) < NEGLIGIBLE_POWER {
+                // The exact and computed products are both below it: 0 within it (most
+                // bins at large counts).
+                product[j] = DdComplex::ZERO;
+                sizes[j] = 0.0;
+                errors[j] = size * (s + e) * (1.0 + 1e-12);
+                continue;
+            }
+            // The computed power is within k·(a + E)^{k−1}·E + rounding·a^k of the exact
+            // one, and at most size·(1 + rounding) in modulus.
+            let power_error = (kf * (size / reach) * forward + rounding * size) * (1.0 + 1e-12)
+                + 128.0 * UNDERFLOW_SLACK;
+            let power_size = size * (1.0 + rounding);
+            product[j] = product[j] * power(x, k);
+            errors[j] = (s * power_error
+                + e * power_size
+                + e * power_error
+                + 3.0 * UNIT * (s + e) * (power_size + power_error)
+                + UNDERFLOW_SLACK)
+                * (1.0 + 1e-12);
+            sizes[j] = s * power_size;
+        }
+    }
     // Σⱼ |Ŷⱼ − Yⱼ| and Σⱼ |Ŷⱼ| over all n bins (the bins above h are the conjugates of those
     // below: weight 2).
-    let (mut spectral_error, mut spectral_l1) = (0.0, 0.0);
-    for j in 0..=h {
-        let z = data[j % h];
-        let c = data[(h - j) % h];
-        let conj = DdComplex {
-            re: c.re,
-            im: -c.im,
-        };
-        let even = (z + conj)
-            * DdComplex {
-                re: half,
-                im: Dd::ZERO,
-            };
-        let d = z - conj;
-        // −i·d/2 = (d.im/2, −d.re/2).
-        let odd = DdComplex {
-            re: d.im * half,
-            im: -(d.re * half),
-        };
-        let x = if j == h {
-            even - odd
-        } else {
-            even + table[j] * odd
-        };
-        let weight = if j == 0 || j == h { 1.0 } else { 2.0 };
-        // a + E bounds both |X̂ⱼ| and |Xⱼ|; `size` bounds both their k-th powers (from the
-        // logarithm, rounded up).
-        let reach = x.abs_upper() + forward;
-        let size = (kf * reach.ln()).exp() * (1.0 + 1e-12);
-        if size < NEGLIGIBLE_POWER {
-            // Both powers are below `size`: the bin is 0 within it (most bins at large k).
-            spectral_error += weight * size;
-            spectrum.push(DdComplex::ZERO);
-            continue;
-        }
-        let powered = power(x, k);
-        // k·(a + E)^{k−1}·E + rounding·a^k.
-        let grown = size / reach * (1.0 + 1e-12);
-        spectral_error +=
-            weight * (kf * grown * forward + rounding * size + 128.0 * UNDERFLOW_SLACK);
-        spectral_l1 += weight * powered.abs_upper();
-        spectrum.push(powered);
-    }
-    let spectral_error = spectral_error * (1.0 + 1e-12);
-    let spectral_l1 = spectral_l1 * (1.0 + 1e-12);
+    let weight = |j: usize| if j == 0 || j == h { 1.0 } else { 2.0 };
+    let spectral_error = (0..=h).map(|j| weight(j) * errors[j]).sum::<f64>() * (1.0 + 1e-12);
+    let spectral_l1 = (0..=h)
+        .map(|j| weight(j) * product[j].abs_upper())
+        .sum::<f64>()
+        * (1.0 + 1e-12);
     for (j, slot) in data.iter_mut().enumerate() {
-        let y = spectrum[j];
-        let c = spectrum[h - j];
+        let y = product[j];
+        let c = product[h - j];
         let conj = DdComplex {
             re: c.re,
             im: -c.im,
@@ -307,18 +351,18 @@ pub(crate) fn power_window(
     }
     let start = (window_start % n as u64) as usize;
     let mut values = Vec::with_capacity(window_len);
-    let mut errors = Vec::with_capacity(window_len);
+    let mut entry_errors = Vec::with_capacity(window_len);
     for i in 0..window_len {
         let r = (start + i) % n;
         let z = data[r / 2];
         let part = if r.is_multiple_of(2) { z.re } else { z.im };
         let v = part.scale(inverse_n).to_f64();
         values.push(v.max(0.0));
-        errors.push(uniform + v.abs() * f64::EPSILON);
+        entry_errors.push(uniform + v.abs() * f64::EPSILON);
     }
     Some(DdPower {
         values,
-        errors,
+        errors: entry_errors,
         period: n,
     })
 }
@@ -429,6 +473,68 @@ mod tests {
             }
             // The bound is tiny: near 1e-28, not a vacuous one.
             assert!(worst < 1e-26, "len {len} k {k}: bound {worst:e}");
+        }
+    }
+
+    #[test]
+    fn products_match_exact_integer_convolutions_within_their_bounds() {
+        // Two and three factors with their own counts, windows wrapping.
+        let mut next = crate::numeric::xorshift(7_2026_1201);
+        for (lens, counts, window) in [
+            (vec![9, 20], vec![3, 2], 70),
+            (vec![30, 5, 12], vec![1, 4, 2], 40),
+        ] {
+            let weights: Vec<Vec<u128>> = lens
+                .iter()
+                .map(|&len| {
+                    (0..len)
+                        .map(|_| ((next() >> 52) as u128) >> (next() % 9))
+                        .collect()
+                })
+                .collect();
+            let shifts: Vec<u32> = weights
+                .iter()
+                .map(|w| 128 - w.iter().sum::<u128>().max(1).leading_zeros())
+                .collect();
+            let vectors: Vec<Vec<f64>> = weights
+                .iter()
+                .zip(&shifts)
+                .map(|(w, &s)| w.iter().map(|&x| x as f64 / 2f64.powi(s as i32)).collect())
+                .collect();
+            let factors: Vec<(&[f64], u64)> = vectors
+                .iter()
+                .zip(&counts)
+                .map(|(v, &k)| (v.as_slice(), k as u64))
+                .collect();
+            let got = product_window(&factors, 3, window, 0).expect("small");
+            let n = got.period;
+            // The exact product: each factor's power, convolved circularly, in integers.
+            let mut exact = vec![0u128; n];
+            exact[0] = 1;
+            let mut scale_bits = 0;
+            for ((w, &k), &s) in weights.iter().zip(&counts).zip(&shifts) {
+                let power = exact_circular_power(w, k, n);
+                let mut next_exact = vec![0u128; n];
+                for (i, &a) in exact.iter().enumerate() {
+                    for (j, &b) in power.iter().enumerate() {
+                        next_exact[(i + j) % n] += a * b;
+                    }
+                }
+                exact = next_exact;
+                scale_bits += s * k;
+            }
+            let scale = 2f64.powi(-(scale_bits as i32));
+            for i in 0..window {
+                let truth = exact[(3 + i) % n] as f64 * scale;
+                let error = (got.values[i] - truth).abs();
+                assert!(
+                    error <= got.errors[i] + truth * f64::EPSILON,
+                    "{lens:?} entry {i}: {} against {truth:e}, bound {:e}",
+                    got.values[i],
+                    got.errors[i]
+                );
+                assert!(got.errors[i] - truth * f64::EPSILON < 1e-26);
+            }
         }
     }
 

@@ -829,10 +829,11 @@ impl GridPmf {
     }
 
     /// Replace entries by those of the untilted power computed in double-double arithmetic
-    /// ([`crate::numeric::double_double_fft`]) where its bound is the smaller: for a single
-    /// part (a self-composition) not on a lattice, on the same window, whose buffer is at
-    /// least as long as the double-precision power's (so that no more mass wraps into the
-    /// window than that power's accounting charged).
+    /// ([`crate::numeric::double_double_fft`]) where its bound is the smaller: for a
+    /// self-composition or a product of at most [`DOUBLE_DOUBLE_MAX_FACTORS`] parts, none on
+    /// a lattice, on the same window, whose buffer is at least as long as the
+    /// double-precision power's (so that no more mass wraps into the window than that
+    /// power's accounting charged).
     ///
     /// Tilting reaches the far tail only while the tilted normalizer stays small; where one
     /// step's own far tail dominates it (a sampled Gaussian at a small rate and small σ, at
@@ -850,26 +851,45 @@ impl GridPmf {
         window: &Window,
         errors: &mut [f64],
     ) {
-        let [(part, k)] = parts else {
-            return;
-        };
-        if lattice_of(&part.probs).is_some() {
+        if parts.is_empty()
+            || parts.len() > DOUBLE_DOUBLE_MAX_FACTORS
+            || parts
+                .iter()
+                .any(|(part, _)| lattice_of(&part.probs).is_some())
+        {
             return;
         }
         let len = self.probs.len();
-        let min_period = self_convolution_period(len, part.probs.len());
+        let longest = parts
+            .iter()
+            .map(|(part, _)| part.probs.len())
+            .max()
+            .unwrap_or(0);
+        let min_period = self_convolution_period(len, longest);
         if min_period > DOUBLE_DOUBLE_MAX_PERIOD {
             return;
         }
+        let factors: Vec<(&[f64], u64)> = parts
+            .iter()
+            .map(|(part, k)| (part.probs.as_slice(), *k))
+            .collect();
         let Some(power) =
-            double_double_fft::power_window(&part.probs, *k, window.bottom, len, min_period)
+            double_double_fft::product_window(&factors, window.bottom, len, min_period)
         else {
             return;
         };
         debug_assert!(power.period >= min_period);
-        // The part's own round-off, carried through the power as in `self_compose`.
-        let kf = *k as f64;
-        let inherited = kf * part.roundoff_floor * part.finite_mass().max(1.0).powf(kf - 1.0);
+        // The parts' own round-off, carried through the power as in `self_compose` and
+        // `compose_product`: Σ kᵢ·floorᵢ times Π max(massᵢ, 1)^{kᵢ}.
+        let spread: f64 = parts
+            .iter()
+            .map(|(part, k)| part.finite_mass().max(1.0).powf(*k as f64))
+            .product();
+        let inherited: f64 = parts
+            .iter()
+            .map(|(part, k)| *k as f64 * part.roundoff_floor)
+            .sum::<f64>()
+            * spread;
         let replaced = errors
             .iter_mut()
             .zip(self.probs.iter_mut())
@@ -1456,6 +1476,9 @@ pub(crate) const NEGLIGIBLE_SHORTFALL: f64 =
 /// [`GridPmf::with_restored_mass`] spreads over the entries (rounding leaves about 1e-13 at
 /// most); a larger one goes to +∞.
 const MAX_RESTORED_SHORTFALL: f64 = 1e-6;
+
+/// The most parts a double-double product takes (one transform each).
+const DOUBLE_DOUBLE_MAX_FACTORS: usize = 8;
 
 /// Chernoff bound on the mass of the k-fold sum of `p` (any non-negative vector, e.g. a tilted
 /// PMF, whose tail moments are `moments`) that falls outside `window`: what circular

@@ -49,6 +49,18 @@ pub fn compose_product(
     tail_mass: f64,
     tilts: usize,
 ) -> Option<Result<GridPmf>> {
+    compose_product_reaching(parts, tail_mass, tilts, false)
+}
+
+/// [`compose_product`], and with `reaching` (a retry held back by round-off) also the
+/// product in double-double arithmetic, whose entries are within about 1e-28 of the exact
+/// ones (see `GridPmf::replace_by_double_double_power`).
+pub(crate) fn compose_product_reaching(
+    parts: &[(&GridPmf, u64)],
+    tail_mass: f64,
+    tilts: usize,
+    reaching: bool,
+) -> Option<Result<GridPmf>> {
     let (first, _) = *parts.first()?;
     if parts.len() < 2 {
         return None;
@@ -117,7 +129,7 @@ pub fn compose_product(
         return None;
     }
     compose_in_window(
-        parts, &factors, &moments, &window, base, halves, tail_mass, tilts,
+        parts, &factors, &moments, &window, base, halves, tail_mass, tilts, reaching,
     )
 }
 
@@ -142,6 +154,7 @@ fn compose_in_window(
     halves: i128,
     tail_mass: f64,
     tilts: usize,
+    reaching: bool,
 ) -> Option<Result<GridPmf>> {
     let (step, bound) = (parts[0].0.step, parts[0].0.bound);
     let len = (window.top - window.bottom + 1) as usize;
@@ -252,7 +265,7 @@ fn compose_in_window(
     };
     if tilts > 0 {
         let extra = quantile_tilts(moments, 1, tail_mass, tilts);
-        out.refine_tail(parts, window, tilts, &extra, false);
+        out.refine_tail(parts, window, tilts, &extra, reaching);
     }
     if tail_mass > 0.0 {
         out.fold_noise_floor(out.roundoff_floor);
