@@ -73,6 +73,39 @@ fn two_prod(a: f64, b: f64) -> (f64, f64) {
     (p, e)
 }
 
+/// How a product's rounding error is found: [`Dekker`]'s splitting (17 operations, any
+/// CPU) or a [`Fused`] multiply-add (2 operations, on CPUs with FMA). Both are exact, `p +
+/// e = a·b` (away from underflow, see [`UNDERFLOW_SLACK`]), so every result computed with
+/// either is the same bit for bit: the choice is speed only.
+pub(crate) trait TwoProduct: Copy + Send + Sync {
+    /// `(fl(a·b), a·b − fl(a·b))`.
+    fn two_prod(a: f64, b: f64) -> (f64, f64);
+}
+
+/// [`TwoProduct`] by Veltkamp's split and Dekker's product ([`two_prod`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Dekker;
+
+/// [`TwoProduct`] by one fused multiply-add, `e = fma(a, b, −p)`: fast only where the code
+/// is compiled for a CPU with FMA (otherwise `mul_add` is a library call, still exact).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fused;
+
+impl TwoProduct for Dekker {
+    #[inline(always)]
+    fn two_prod(a: f64, b: f64) -> (f64, f64) {
+        two_prod(a, b)
+    }
+}
+
+impl TwoProduct for Fused {
+    #[inline(always)]
+    fn two_prod(a: f64, b: f64) -> (f64, f64) {
+        let p = a * b;
+        (p, a.mul_add(b, -p))
+    }
+}
+
 impl Dd {
     pub(crate) const ZERO: Dd = Dd { hi: 0.0, lo: 0.0 };
     pub(crate) const ONE: Dd = Dd { hi: 1.0, lo: 0.0 };
@@ -151,18 +184,27 @@ impl Sub for Dd {
     }
 }
 
-impl Mul for Dd {
-    type Output = Dd;
-    /// DWTimesDW2 (the cross terms summed in doubles).
+impl Dd {
+    /// DWTimesDW2 (the cross terms summed in doubles), the exact product of the high parts
+    /// found by `T` (the same bits for every `T`).
     #[inline(always)]
-    fn mul(self, other: Dd) -> Dd {
-        let (ch, cl1) = two_prod(self.hi, other.hi);
+    pub(crate) fn mul_with<T: TwoProduct>(self, other: Dd) -> Dd {
+        let (ch, cl1) = T::two_prod(self.hi, other.hi);
         let tl0 = self.lo * other.lo;
         let tl1 = self.hi * other.lo + tl0;
         let cl2 = self.lo * other.hi + tl1;
         let cl3 = cl1 + cl2;
         let (hi, lo) = fast_two_sum(ch, cl3);
         Dd { hi, lo }
+    }
+}
+
+impl Mul for Dd {
+    type Output = Dd;
+    /// [`Dd::mul_with`] by [`Dekker`]'s product.
+    #[inline(always)]
+    fn mul(self, other: Dd) -> Dd {
+        self.mul_with::<Dekker>(other)
     }
 }
 
@@ -216,14 +258,23 @@ impl Sub for DdComplex {
     }
 }
 
+impl DdComplex {
+    /// The product, each real product by [`Dd::mul_with`] (the same bits for every `T`).
+    #[inline(always)]
+    pub(crate) fn mul_with<T: TwoProduct>(self, other: DdComplex) -> DdComplex {
+        DdComplex {
+            re: self.re.mul_with::<T>(other.re) - self.im.mul_with::<T>(other.im),
+            im: self.re.mul_with::<T>(other.im) + self.im.mul_with::<T>(other.re),
+        }
+    }
+}
+
 impl Mul for DdComplex {
     type Output = DdComplex;
+    /// [`DdComplex::mul_with`] by [`Dekker`]'s product.
     #[inline(always)]
     fn mul(self, other: DdComplex) -> DdComplex {
-        DdComplex {
-            re: self.re * other.re - self.im * other.im,
-            im: self.re * other.im + self.im * other.re,
-        }
+        self.mul_with::<Dekker>(other)
     }
 }
 

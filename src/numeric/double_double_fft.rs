@@ -36,7 +36,10 @@
 //! (the FFT's error analysis, normwise; the componentwise form above follows the same
 //! induction).
 
-use crate::numeric::double_double::{Dd, DdComplex, COMPLEX_PRODUCT_UNIT, UNDERFLOW_SLACK, UNIT};
+use crate::numeric::double_double::{
+    Dd, DdComplex, Dekker, Fused, TwoProduct, COMPLEX_PRODUCT_UNIT, UNDERFLOW_SLACK, UNIT,
+};
+use crate::numeric::pieces::spread;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -116,9 +119,114 @@ fn twiddles(n: usize) -> Arc<Vec<DdComplex>> {
     table
 }
 
+/// Points of one piece of work (see [`crate::numeric::pieces`]): a transform's stages up to
+/// this length run block by block, each block a piece (128 KiB, which stays in cache), and
+/// a longer stage, like the per-bin loops, is cut into runs of this many. Fixed by the
+/// length alone: the results are the same bit for bit on any number of threads.
+const PIECE: usize = 1 << 12;
+
+/// The [`TwoProduct`] of the build that runs when [`dispatch_fused`]'s fused build cannot:
+/// Dekker's on x86-64 (whose baseline has no FMA), the fused one on aarch64 (where FMA is
+/// part of the baseline). Every choice gives the same bits.
+#[cfg(target_arch = "aarch64")]
+type Portable = Fused;
+#[cfg(not(target_arch = "aarch64"))]
+type Portable = Dekker;
+
+/// Define `$name`, which runs `$kernel::<Fused>` compiled for AVX2 and FMA when the
+/// processor has them ([`crate::numeric::wide_loops::fma`]), else `$kernel::<Portable>`:
+/// the same arguments, the same results bit for bit (both products are exact), about
+/// twice as fast.
+macro_rules! dispatch_fused {
+    ($(#[$meta:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) = $kernel:ident;) => {
+        $(#[$meta])*
+        #[allow(clippy::too_many_arguments)]
+        fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2,fma")]
+                #[allow(clippy::too_many_arguments)]
+                unsafe fn fused($($arg: $ty),*) {
+                    $kernel::<Fused>($($arg),*)
+                }
+                if crate::numeric::wide_loops::fma() {
+                    // SAFETY: `fused` only needs AVX2 and FMA, which the processor has
+                    // (checked just above).
+                    return unsafe { fused($($arg),*) };
+                }
+            }
+            $kernel::<Portable>($($arg),*)
+        }
+    };
+}
+
+/// One stage's butterflies `(u, v) ↦ (u + w·v, u − w·v)` on the pairs `(low[i], high[i])`,
+/// the twiddle of pair i being table entry `(first + i)·stride` (conjugated for the
+/// inverse).
+#[inline(always)]
+fn butterfly_run<T: TwoProduct>(
+    low: &mut [DdComplex],
+    high: &mut [DdComplex],
+    table: &[DdComplex],
+    first: usize,
+    stride: usize,
+    inverse: bool,
+) {
+    for (i, (u, v)) in low.iter_mut().zip(high.iter_mut()).enumerate() {
+        let mut w = table[(first + i) * stride];
+        if inverse {
+            w.im = -w.im;
+        }
+        let t = v.mul_with::<T>(w);
+        let a = *u;
+        *u = a + t;
+        *v = a - t;
+    }
+}
+
+/// Every stage of length 2 … `block.len()` within `block` (the transforms of its own
+/// sub-blocks), for a twiddle table of a transform of length `full`.
+#[inline(always)]
+fn block_stages<T: TwoProduct>(
+    block: &mut [DdComplex],
+    table: &[DdComplex],
+    full: usize,
+    inverse: bool,
+) {
+    let mut len = 2;
+    while len <= block.len() {
+        let half = len / 2;
+        for sub in block.chunks_exact_mut(len) {
+            let (low, high) = sub.split_at_mut(half);
+            butterfly_run::<T>(low, high, table, 0, full / len, inverse);
+        }
+        len *= 2;
+    }
+}
+
+dispatch_fused! {
+    /// [`butterfly_run`] in the fastest build.
+    fn butterflies(
+        low: &mut [DdComplex],
+        high: &mut [DdComplex],
+        table: &[DdComplex],
+        first: usize,
+        stride: usize,
+        inverse: bool,
+    ) = butterfly_run;
+}
+
+dispatch_fused! {
+    /// [`block_stages`] in the fastest build.
+    fn stages_within(block: &mut [DdComplex], table: &[DdComplex], full: usize, inverse: bool) =
+        block_stages;
+}
+
 /// In-place radix-2 transform of `data` (length h = 2^m ≥ 8, `table` the twiddles of a
 /// length that is a multiple of h): forward `Σ xᵢ e^{−2πijk/h}`, or with `inverse` the
-/// unnormalized inverse (conjugate twiddles).
+/// unnormalized inverse (conjugate twiddles). The stages up to [`PIECE`] points run block
+/// by block, the longer ones in runs of [`PIECE`] butterflies, spread over idle threads
+/// (every butterfly does the same operations either way).
 fn transform(data: &mut [DdComplex], table: &[DdComplex], inverse: bool) {
     let n = data.len();
     // The table holds e^{−2πij/N} for j < N/2: the twiddle j of length len is entry j·N/len.
@@ -130,23 +238,23 @@ fn transform(data: &mut [DdComplex], table: &[DdComplex], inverse: bool) {
             data.swap(i, r);
         }
     }
-    let mut len = 2;
+    let block = PIECE.min(n);
+    spread(data.chunks_mut(block).collect(), |chunk| {
+        stages_within(chunk, table, full, inverse)
+    });
+    let mut len = 2 * block;
     while len <= n {
         let half = len / 2;
         let stride = full / len;
-        for block in data.chunks_exact_mut(len) {
-            let (low, high) = block.split_at_mut(half);
-            for (j, (u, v)) in low.iter_mut().zip(high.iter_mut()).enumerate() {
-                let mut w = table[j * stride];
-                if inverse {
-                    w.im = -w.im;
-                }
-                let t = *v * w;
-                let a = *u;
-                *u = a + t;
-                *v = a - t;
-            }
+        let mut runs = Vec::with_capacity(n / 2 / PIECE);
+        for sub in data.chunks_exact_mut(len) {
+            let (low, high) = sub.split_at_mut(half);
+            let pairs = low.chunks_mut(PIECE).zip(high.chunks_mut(PIECE));
+            runs.extend(pairs.enumerate().map(|(r, (l, h))| (l, h, r * PIECE)));
         }
+        spread(runs, |(low, high, first)| {
+            butterflies(low, high, table, first, stride, inverse)
+        });
         len *= 2;
     }
 }
@@ -224,7 +332,6 @@ pub(crate) fn product_window(
     // Each output is reached from 2^d nodes at depth d, each a few operations: 16n operations
     // in all, each with at most UNDERFLOW_SLACK of absolute error lost to underflow.
     let underflow = 16.0 * n as f64 * UNDERFLOW_SLACK * (1.0 + stages);
-    let half = Dd::from_f64(0.5);
 
     // Per bin j ≤ h: the running product, its modulus bound S and its error bound D.
     let mut product = vec![DdComplex::ONE; h + 1];
@@ -249,62 +356,23 @@ pub(crate) fn product_window(
         let rounding = compound(COMPLEX_PRODUCT_UNIT, kf + 2.0 * kf.log2() + 2.0);
         // A bound on every bin's power, exact or computed: (‖p‖₁ + E)^k.
         let growth = (kf * (l1 + forward).ln()).exp() * (1.0 + 1e-12);
-        for j in 0..=h {
-            if sizes[j] == 0.0 {
-                // Set to 0 by an earlier factor: the exact product stays within the bound
-                // times this factor's growth.
-                errors[j] *= growth;
-                continue;
-            }
-            let z = data[j % h];
-            let c = data[(h - j) % h];
-            let conj = DdComplex {
-                re: c.re,
-                im: -c.im,
-            };
-            let even = (z + conj)
-                * DdComplex {
-                    re: half,
-                    im: Dd::ZERO,
-                };
-            let d = z - conj;
-            // −i·d/2 = (d.im/2, −d.re/2).
-            let odd = DdComplex {
-                re: d.im * half,
-                im: -(d.re * half),
-            };
-            let x = if j == h {
-                even - odd
-            } else {
-                even + table[j] * odd
-            };
-            // a + E bounds both |X̂ⱼ| and |Xⱼ|; `size` bounds both their k-th powers (from
-            // the logarithm, rounded up).
-            let reach = x.abs_upper() + forward;
-            let size = (kf * reach.ln()).exp() * (1.0 + 1e-12);
-            let (s, e) = (sizes[j], errors[j]);
-            if size * (s + e) < NEGLIGIBLE_POWER {
-                // The exact and computed products are both below it: 0 within it (most
-                // bins at large counts).
-                product[j] = DdComplex::ZERO;
-                sizes[j] = 0.0;
-                errors[j] = size * (s + e) * (1.0 + 1e-12);
-                continue;
-            }
-            // The computed power is within k·(a + E)^{k−1}·E + rounding·a^k of the exact
-            // one, and at most size·(1 + rounding) in modulus.
-            let power_error = (kf * (size / reach) * forward + rounding * size) * (1.0 + 1e-12)
-                + 128.0 * UNDERFLOW_SLACK;
-            let power_size = size * (1.0 + rounding);
-            product[j] = product[j] * power(x, k);
-            errors[j] = (s * power_error
-                + e * power_size
-                + e * power_error
-                + 3.0 * UNIT * (s + e) * (power_size + power_error)
-                + UNDERFLOW_SLACK)
-                * (1.0 + 1e-12);
-            sizes[j] = s * power_size;
-        }
+        let factor = FactorBounds {
+            k,
+            forward,
+            rounding,
+            growth,
+        };
+        let runs = product
+            .chunks_mut(PIECE)
+            .zip(sizes.chunks_mut(PIECE))
+            .zip(errors.chunks_mut(PIECE))
+            .enumerate()
+            .map(|(r, ((product, sizes), errors))| (r * PIECE, product, sizes, errors))
+            .collect();
+        let (data, table) = (&data, &table[..]);
+        spread(runs, |(first, product, sizes, errors)| {
+            times_power(product, sizes, errors, first, data, table, factor)
+        });
     }
     // Σⱼ |Ŷⱼ − Yⱼ| and Σⱼ |Ŷⱼ| over all n bins (the bins above h are the conjugates of those
     // below: weight 2).
@@ -314,28 +382,14 @@ pub(crate) fn product_window(
         .map(|j| weight(j) * product[j].abs_upper())
         .sum::<f64>()
         * (1.0 + 1e-12);
-    for (j, slot) in data.iter_mut().enumerate() {
-        let y = product[j];
-        let c = product[h - j];
-        let conj = DdComplex {
-            re: c.re,
-            im: -c.im,
-        };
-        let a = y + conj;
-        let w = table[j];
-        // e^{+2πij/n}: the conjugate twiddle.
-        let b = (y - conj)
-            * DdComplex {
-                re: w.re,
-                im: -w.im,
-            };
-        // a + i·b.
-        *slot = DdComplex {
-            re: a.re - b.im,
-            im: a.im + b.re,
-        };
-    }
-    transform(&mut data, &table, true);
+    let runs = data
+        .chunks_mut(PIECE)
+        .enumerate()
+        .map(|(r, slots)| (r * PIECE, slots))
+        .collect();
+    let (product, table) = (&product, &table[..]);
+    spread(runs, |(first, slots)| pack(slots, first, product, table));
+    transform(&mut data, table, true);
     // Every entry: (1/n)·(Σ over the packed bins of their errors, at most 2·Σⱼ|Ŷⱼ − Yⱼ|,
     // plus their rounding, 2·untangle·Σⱼ|Ŷⱼ| doubled for the two parts, plus the inverse
     // transform's, stages times the packed bins' ℓ1 norm, at most 2·Σⱼ|Ŷⱼ| grown by that
@@ -367,19 +421,168 @@ pub(crate) fn product_window(
     })
 }
 
+/// What [`product_window`] knows of one factor `(p, k)` for every bin: the count, the
+/// bound on each untangled bin's error, the rounding of a k-th power, and a bound on every
+/// bin's power.
+#[derive(Debug, Clone, Copy)]
+struct FactorBounds {
+    k: u64,
+    forward: f64,
+    rounding: f64,
+    growth: f64,
+}
+
+/// One factor's step of [`product_window`]'s per-bin loop, for the bins `first ..` of the
+/// slices given (the running product, its modulus bounds and error bounds): untangle bin j
+/// from the half-length transform `data` (twiddles `table`), raise it to the k-th power and
+/// multiply it in, carrying the bounds.
+#[inline(always)]
+fn times_power_run<T: TwoProduct>(
+    product: &mut [DdComplex],
+    sizes: &mut [f64],
+    errors: &mut [f64],
+    first: usize,
+    data: &[DdComplex],
+    table: &[DdComplex],
+    factor: FactorBounds,
+) {
+    let FactorBounds {
+        k,
+        forward,
+        rounding,
+        growth,
+    } = factor;
+    let h = data.len();
+    let kf = k as f64;
+    let half = DdComplex {
+        re: Dd::from_f64(0.5),
+        im: Dd::ZERO,
+    };
+    let bins = product
+        .iter_mut()
+        .zip(sizes.iter_mut())
+        .zip(errors.iter_mut());
+    for (i, ((product, size_j), error_j)) in bins.enumerate() {
+        let j = first + i;
+        if *size_j == 0.0 {
+            // Set to 0 by an earlier factor: the exact product stays within the bound
+            // times this factor's growth.
+            *error_j *= growth;
+            continue;
+        }
+        let z = data[j % h];
+        let c = data[(h - j) % h];
+        let conj = DdComplex {
+            re: c.re,
+            im: -c.im,
+        };
+        let even = (z + conj).mul_with::<T>(half);
+        let d = z - conj;
+        // −i·d/2 = (d.im/2, −d.re/2).
+        let odd = DdComplex {
+            re: d.im.mul_with::<T>(half.re),
+            im: -(d.re.mul_with::<T>(half.re)),
+        };
+        let x = if j == h {
+            even - odd
+        } else {
+            even + table[j].mul_with::<T>(odd)
+        };
+        // a + E bounds both |X̂ⱼ| and |Xⱼ|; `size` bounds both their k-th powers (from
+        // the logarithm, rounded up).
+        let reach = x.abs_upper() + forward;
+        let size = (kf * reach.ln()).exp() * (1.0 + 1e-12);
+        let (s, e) = (*size_j, *error_j);
+        if size * (s + e) < NEGLIGIBLE_POWER {
+            // The exact and computed products are both below it: 0 within it (most
+            // bins at large counts).
+            *product = DdComplex::ZERO;
+            *size_j = 0.0;
+            *error_j = size * (s + e) * (1.0 + 1e-12);
+            continue;
+        }
+        // The computed power is within k·(a + E)^{k−1}·E + rounding·a^k of the exact
+        // one, and at most size·(1 + rounding) in modulus.
+        let power_error = (kf * (size / reach) * forward + rounding * size) * (1.0 + 1e-12)
+            + 128.0 * UNDERFLOW_SLACK;
+        let power_size = size * (1.0 + rounding);
+        *product = product.mul_with::<T>(power::<T>(x, k));
+        *error_j = (s * power_error
+            + e * power_size
+            + e * power_error
+            + 3.0 * UNIT * (s + e) * (power_size + power_error)
+            + UNDERFLOW_SLACK)
+            * (1.0 + 1e-12);
+        *size_j = s * power_size;
+    }
+}
+
+dispatch_fused! {
+    /// [`times_power_run`] in the fastest build.
+    fn times_power(
+        product: &mut [DdComplex],
+        sizes: &mut [f64],
+        errors: &mut [f64],
+        first: usize,
+        data: &[DdComplex],
+        table: &[DdComplex],
+        factor: FactorBounds,
+    ) = times_power_run;
+}
+
+/// The inverse's packing of [`product_window`] for the slots `first ..` given: `Aⱼ + i·Bⱼ`
+/// from the bins `product` (0 ..= h) and the twiddles `table`.
+#[inline(always)]
+fn pack_run<T: TwoProduct>(
+    slots: &mut [DdComplex],
+    first: usize,
+    product: &[DdComplex],
+    table: &[DdComplex],
+) {
+    let h = product.len() - 1;
+    for (i, slot) in slots.iter_mut().enumerate() {
+        let j = first + i;
+        let y = product[j];
+        let c = product[h - j];
+        let conj = DdComplex {
+            re: c.re,
+            im: -c.im,
+        };
+        let a = y + conj;
+        let w = table[j];
+        // e^{+2πij/n}: the conjugate twiddle.
+        let b = (y - conj).mul_with::<T>(DdComplex {
+            re: w.re,
+            im: -w.im,
+        });
+        // a + i·b.
+        *slot = DdComplex {
+            re: a.re - b.im,
+            im: a.im + b.re,
+        };
+    }
+}
+
+dispatch_fused! {
+    /// [`pack_run`] in the fastest build.
+    fn pack(slots: &mut [DdComplex], first: usize, product: &[DdComplex], table: &[DdComplex]) =
+        pack_run;
+}
+
 /// `x^k` by repeated squaring.
-fn power(x: DdComplex, mut k: u64) -> DdComplex {
+#[inline(always)]
+fn power<T: TwoProduct>(x: DdComplex, mut k: u64) -> DdComplex {
     let mut result = DdComplex::ONE;
     let mut base = x;
     loop {
         if k & 1 == 1 {
-            result = result * base;
+            result = result.mul_with::<T>(base);
         }
         k >>= 1;
         if k == 0 {
             return result;
         }
-        base = base * base;
+        base = base.mul_with::<T>(base);
     }
 }
 
@@ -558,6 +761,65 @@ mod tests {
         assert!(got.errors[60] < 1e-26, "bound {:e}", got.errors[60]);
         // Entries that are exactly 0 are within their (tiny) bounds of 0.
         assert!(got.values[45] <= got.errors[45]);
+    }
+
+    /// The bits of a power's values and error bounds.
+    fn bits(power: &DdPower) -> Vec<u64> {
+        let entries = power.values.iter().chain(&power.errors);
+        entries.map(|x| x.to_bits()).collect()
+    }
+
+    /// The fused build (where the processor has FMA) and the portable one, on one thread or
+    /// spread over a pool of two, give the same values and bounds bit for bit: a product of
+    /// two factors on 2^15 points (eight blocks, four runs per long stage).
+    #[test]
+    fn every_build_and_sharing_gives_the_same_bits() {
+        let gaussian = |width: f64| -> Vec<f64> {
+            let raw: Vec<f64> = (0..700)
+                .map(|i| (-((i as f64 - 350.0) / width).powi(2)).exp())
+                .collect();
+            let total: f64 = raw.iter().sum();
+            raw.iter().map(|x| x / total).collect()
+        };
+        let (a, b) = (gaussian(60.0), gaussian(25.0));
+        let product = || product_window(&[(&a, 13), (&b, 7)], 1000, 9000, 1 << 15);
+        let mut builds = Vec::new();
+        crate::numeric::wide_loops::for_each_tier(|_| builds.push(product().expect("small")));
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .expect("a pool of two threads");
+        let spread = pool.install(product).expect("small");
+        let reference = bits(&builds[0]);
+        for build in builds.iter().chain([&spread]) {
+            assert_eq!(bits(build), reference);
+        }
+        // And right: against the direct convolution (non-negative terms, so every entry is
+        // within 40u of its own value), entry by entry within the bounds, on a window that
+        // holds the bulk of the product.
+        let mut direct = vec![1.0];
+        for (p, k) in [(&a, 13), (&b, 7)] {
+            for _ in 0..k {
+                let mut next = vec![0.0; direct.len() + p.len() - 1];
+                for (i, &x) in direct.iter().enumerate() {
+                    for (j, &y) in p.iter().enumerate() {
+                        next[i + j] += x * y;
+                    }
+                }
+                direct = next;
+            }
+        }
+        let got = &builds[0];
+        for (i, (&value, &bound)) in got.values.iter().zip(&got.errors).enumerate() {
+            let want = direct.get(1000 + i).copied().unwrap_or(0.0);
+            assert!(
+                (value - want).abs() <= bound + 40.0 * f64::EPSILON * want,
+                "entry {}: {value:e} against {want:e}",
+                1000 + i
+            );
+        }
+        let mass: f64 = got.values.iter().sum();
+        assert!((mass - 1.0).abs() < 1e-9, "{mass}");
     }
 
     #[test]

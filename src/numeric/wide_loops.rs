@@ -65,6 +65,21 @@ pub(crate) fn avx2() -> bool {
     }
 }
 
+/// Whether the builds with fused multiply-adds may run on this processor (AVX2 and FMA;
+/// the double-double FFT, [`crate::numeric::double_double_fft`]). They are a tier with AVX2
+/// for the tests.
+#[inline]
+pub(crate) fn fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        avx2() && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// Whether the AVX-512F builds of the loops may run on this processor.
 #[inline]
 pub(crate) fn avx512() -> bool {
