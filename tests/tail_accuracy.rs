@@ -369,6 +369,19 @@ fn distinct_rarely_sampled_phases_meet_the_tolerance_at_delta_1e_12() {
     assert!(e.lower > 0.2 && e.upper < 0.26, "{e}");
 }
 
+/// A rarely sampled step at δ 1e-12 (σ 0.802, q 2.51e-5, 3,704 steps) whose first grid's
+/// lower end is far off (the step's bulk, about q wide, spans less than two grid steps): the
+/// retry in double-double arithmetic refined from 4.85e-5 nats straight to a tenth of it,
+/// whose composed grid double-double powers no longer hold, and stopped at [0.13689,
+/// 0.15161] (memory budget). A refinement first goes only as far as they reach.
+#[test]
+fn a_refinement_stays_within_reach_of_double_double_powers() {
+    let spec = pld_accountant::CompositionSpec::dp_sgd(0.802, 2.51e-5, 3704, 1.0).unwrap();
+    let (default, fixed) = default_and_fixed(&spec, 1e-4);
+    let e = met_and_overlapping(&default, &fixed, 1e-12);
+    assert!(e.lower > 0.15 && e.upper < 0.152, "{e}");
+}
+
 /// ε upper bound of `spec` at `delta` with default options, and its settings' method names.
 fn answer(spec: &pld_accountant::CompositionSpec, delta: f64) -> pld_accountant::EpsilonAnswer {
     Accountant::new(spec, AccountantOptions::default())

@@ -1469,8 +1469,9 @@ const HEAVY_TILT_BISECTIONS: usize = 12;
 /// before those). Raised from 2^19: of 40 random DP-SGD queries at rates 3.2e-6 to 1e-3
 /// (σ 0.5 to 1.26, up to 10⁶ steps, δ 1e-12 and 1e-15), 29 meet their tolerance against
 /// 25, none with a looser upper end, in the same total time (63 s); of 60 random mixes of
-/// two or three sampled Gaussians, 59 against 57.
-const DOUBLE_DOUBLE_MAX_PERIOD: usize = 1 << 20;
+/// two or three sampled Gaussians, 59 against 57. The accountant's retry refines its grid
+/// only as far as this reaches before going past it.
+pub(crate) const DOUBLE_DOUBLE_MAX_PERIOD: usize = 1 << 20;
 
 /// The relative shortfall of total mass a composition leaves unrestored (see
 /// [`GridPmf::with_restored_mass`]): 1% of the reading's floating-point allowance.
