@@ -8,6 +8,13 @@
 //! sampled Gaussian at a small rate and small σ): there the accountant asks for this power
 //! instead, about 30 times slower per point.
 //!
+//! Speed without changing a bit: each product's rounding error is found by one fused
+//! multiply-add where the processor has FMA ([`crate::numeric::double_double::Fused`],
+//! exact like Dekker's split, so the same results), the short stages run block by block in
+//! cache, and every loop is cut into pieces that idle threads take (fixed by the length, so
+//! the same results on any number of threads). A power on 2^20 points: about 0.7 s on one
+//! thread of the 2-core test machine, 0.35 s on both.
+//!
 //! # Error bound
 //! A radix-2 transform of length n = 2^m applies m stages of butterflies `(u, v) ↦ (u + w·v,
 //! u − w·v)`, |w| = 1. With twiddles within μ of the exact ones and operations within
