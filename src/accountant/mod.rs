@@ -2366,12 +2366,6 @@ impl Accountant {
             // the grid size limits stop there.
             let next_at = |range_tail: Option<f64>| -> (f64, bool) {
                 let mut next = wanted_next;
-                // A refinement the memory budget or the grid size limits cannot hold: the
-                // finest step that fits, if it is still a refinement (memory and composed
-                // grids grow like 1/step): by a fifth at least, or by less when a bracket
-                // narrowing like h² would meet the tolerance there (σ 2, q 1e-3, 10⁸ steps
-                // stopped 0.03631 wide against 0.03622 at a step of 3.75e-5 nats; at
-                // 3.53e-5, which fits, 0.03265).
                 // In the retry with double-double powers (`reaching`), a grid whose composed
                 // PMFs they can still hold refines first only as far as they reach (a
                 // twentieth to spare): past them the round-off they removed comes back, and
@@ -2383,6 +2377,13 @@ impl Accountant {
                 } else {
                     0.0
                 };
+                // A refinement the memory budget, the grid size limits or (in that retry) the
+                // double-double powers cannot hold: the finest step that fits, if it is still
+                // a refinement (memory and composed grids grow like 1/step): by a fifth at
+                // least, or by less when a bracket
+                // narrowing like h² would meet the tolerance there (σ 2, q 1e-3, 10⁸ steps
+                // stopped 0.03631 wide against 0.03622 at a step of 3.75e-5 nats; at
+                // 3.53e-5, which fits, 0.03265).
                 let fitting = (step * bytes / budget)
                     .max(step * points as f64 / MAX_REFINED_POINTS as f64)
                     .max(self.plan.finest_fitting_step(range_tail))

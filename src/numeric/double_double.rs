@@ -229,6 +229,15 @@ impl DdComplex {
         im: Dd::ZERO,
     };
 
+    /// The complex conjugate (exact).
+    #[inline(always)]
+    pub(crate) fn conj(self) -> DdComplex {
+        DdComplex {
+            re: self.re,
+            im: -self.im,
+        }
+    }
+
     /// |self| as a double, rounded up a little (for error bounds).
     #[inline]
     pub(crate) fn abs_upper(self) -> f64 {

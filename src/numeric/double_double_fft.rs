@@ -180,10 +180,8 @@ fn butterfly_run<T: TwoProduct>(
     inverse: bool,
 ) {
     for (i, (u, v)) in low.iter_mut().zip(high.iter_mut()).enumerate() {
-        let mut w = table[(first + i) * stride];
-        if inverse {
-            w.im = -w.im;
-        }
+        let w = table[(first + i) * stride];
+        let w = if inverse { w.conj() } else { w };
         let t = v.mul_with::<T>(w);
         let a = *u;
         *u = a + t;
@@ -478,11 +476,7 @@ fn times_power_run<T: TwoProduct>(
             continue;
         }
         let z = data[j % h];
-        let c = data[(h - j) % h];
-        let conj = DdComplex {
-            re: c.re,
-            im: -c.im,
-        };
+        let conj = data[(h - j) % h].conj();
         let even = (z + conj).mul_with::<T>(half);
         let d = z - conj;
         // −i·d/2 = (d.im/2, −d.re/2).
@@ -550,18 +544,10 @@ fn pack_run<T: TwoProduct>(
     for (i, slot) in slots.iter_mut().enumerate() {
         let j = first + i;
         let y = product[j];
-        let c = product[h - j];
-        let conj = DdComplex {
-            re: c.re,
-            im: -c.im,
-        };
+        let conj = product[h - j].conj();
         let a = y + conj;
-        let w = table[j];
         // e^{+2πij/n}: the conjugate twiddle.
-        let b = (y - conj).mul_with::<T>(DdComplex {
-            re: w.re,
-            im: -w.im,
-        });
+        let b = (y - conj).mul_with::<T>(table[j].conj());
         // a + i·b.
         *slot = DdComplex {
             re: a.re - b.im,
