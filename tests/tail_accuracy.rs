@@ -382,6 +382,32 @@ fn a_refinement_stays_within_reach_of_double_double_powers() {
     assert!(e.lower > 0.15 && e.upper < 0.152, "{e}");
 }
 
+/// A rate far below the grid step at δ 1e-15 (σ 0.54, q 1.18e-5, 90,764 steps): the lower
+/// bound rounded the unsampled bulk (about q wide around 0) down by most of a step on every
+/// grid that fits, and stopped at [4.4408, 4.7117] ("memory budget", 3.8 s). On nodes
+/// shifted onto the bulk's merged loss (`LumpedAtoms`) it is tight on the first grids.
+#[test]
+fn a_rate_far_below_the_step_meets_the_tolerance() {
+    let spec = pld_accountant::CompositionSpec::dp_sgd(0.54, 1.18e-5, 90_764, 1.0).unwrap();
+    let (default, fixed) = default_and_fixed(&spec, 1e-4);
+    let e = met_and_overlapping(&default, &fixed, 1e-15);
+    assert!(e.lower > 4.7 && e.upper < 4.72, "{e}");
+}
+
+/// Once the lower end is tight on coarse grids, the upper end can come from the finer upper
+/// grid (1e-4 nats) while the refined grid's own is looser: refinements sized from the
+/// refined grid's step went 4e-4 → 3.2e-4 → 2.56e-4 nats under that fixed upper end, and
+/// stopped "not narrowing" at [1.037865, 1.039202] against a target width of 1.04e-3
+/// (σ 0.645, q 1.17e-5, 238,482 steps, δ 1e-12). They are now sized from the upper grid's
+/// step.
+#[test]
+fn refinements_reach_below_the_upper_grid_when_its_upper_end_is_the_answer() {
+    let spec = pld_accountant::CompositionSpec::dp_sgd(0.645, 1.17e-5, 238_482, 1.0).unwrap();
+    let (default, fixed) = default_and_fixed(&spec, 1e-4);
+    let e = met_and_overlapping(&default, &fixed, 1e-12);
+    assert!(e.lower > 1.038 && e.upper < 1.0392, "{e}");
+}
+
 /// ε upper bound of `spec` at `delta` with default options, and its settings' method names.
 fn answer(spec: &pld_accountant::CompositionSpec, delta: f64) -> pld_accountant::EpsilonAnswer {
     Accountant::new(spec, AccountantOptions::default())

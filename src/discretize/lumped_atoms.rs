@@ -36,6 +36,27 @@
 //! grid step among four 4% apart by that sum tightened 52 of 56 changed lower ends of 164
 //! DP-SGD queries but took 1.29× as long on them (the extra discretizations and finer grids
 //! cost more than the refinements saved).
+//!
+//! # Shifted nodes
+//!
+//! When every loss below 0 lies within a step of it (bottom of the range `> −h`: a Poisson
+//! rate q below the step, whose unsampled bulk spans about `[ln(1 − q), q·e^{μ²}]`), no
+//! interval starting at the bottom can land on a half-step node: its merged loss stays below 0
+//! however far it reaches (the whole range merges to exactly 0), and the nodes at or below it
+//! may lie below the bottom. It was rounded down to the node below, most of a step on almost
+//! all the mass: σ 0.802, q 2.51e-5, h 4.85e-5 gave a mean loss of −1.24e-5 nats against
+//! the true 1.18e-9, and 3,704 runs a lower end 0.046 nats low. Instead the nodes are shifted
+//! down by `s ∈ [0, h)`, to `(i + ½)·h − s`, so that one lies on the merged loss g of the
+//! interval from the bottom to `g + h/2` (two fixed-point steps; further up, by bisection,
+//! where the losses above could not merge up to the next node, `g + h`): that atom is exact,
+//! and the intervals above land as usual on `g + h`, `g + 2h`, …. The mean is then 1.10e-9.
+//!
+//! The PMFs stay on the half-step grid and carry the shift exactly as a loss allowance (how
+//! far every stored loss sits above its true one, which every ε and δ read subtracts):
+//! REMOVE atoms are stored `s` too high; ADD atoms, at `−(i + ½)·h + s` truly, are stored a
+//! step up, `h − s` too high. Compositions add allowances and move their whole steps into the
+//! offset (`GridPmf::settle_loss_allowance`), so a k-fold power's stored losses stay within
+//! a step of its true ones.
 
 use crate::bound::Bound;
 use crate::discretize::loss_bins::MAX_GRID_POINTS;
@@ -87,6 +108,16 @@ const SANE_SLOPE: (f64, f64) = (1e-3, 1e3);
 /// rounding of the masses, divided by the width squared, swamps it.
 const MEASURED_WIDTH: f64 = 0.5;
 
+/// Fixed-point steps that end the bulk's interval half a step above its merged loss (see
+/// [`Lander::bulk_interval`]).
+const BULK_END_STEPS: usize = 2;
+
+/// How far above the next node the losses after the bulk must be able to merge (in steps),
+/// and the bisections that find where the bulk ends for that (see
+/// [`Lander::bulk_interval`]): to a thousandth of the step up to 0.5 nats.
+const BULK_NEXT_MARGIN: f64 = 0.01;
+const BULK_BISECTIONS: usize = 10;
+
 /// Largest number of CDF evaluations spent on landing one atom.
 const MAX_ITERATIONS: usize = 50;
 
@@ -94,11 +125,17 @@ const MAX_ITERATIONS: usize = 50;
 /// of its start's distance below the node and the node spacing.
 pub const LANDING_REACH: f64 = 4.0;
 
-/// Merged atoms on the half-step grid `(first + i + ½)·step`, for both directions.
+/// Merged atoms on the half-step grid `(first + i + ½)·step`, shifted down by `shift`
+/// (usually 0; see [`LumpedAtoms::with_merged_tails`]), for both directions.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LumpedAtoms {
     step: f64,
     first: i64,
+    /// How far (nats, in `[0, step)`) every node lies below its half-step grid point: node i
+    /// is at `(first + i + ½)·step − shift`.
+    shift: f64,
+    /// A bound on the rounding of the nodes' losses as computed from `shift` (0 when it is 0).
+    shift_rounding: f64,
     /// P-mass of the atom at node i (REMOVE).
     p: Vec<f64>,
     /// Q-mass of the atom at node i (the ADD atom's P-mass).
@@ -178,9 +215,42 @@ impl LumpedAtoms {
             limit: MAX_GRID_POINTS as u64,
             hint: format!("use a grid step larger than {step:e}"),
         };
+        let start_edge = mechanism.edge(x_hi);
+        let q_below = mechanism.masses_above(start_edge).1;
+        let mut lander = Lander {
+            mechanism,
+            start: bottom,
+            start_edge,
+            top,
+            slope: 0.5,
+            rounding: 0.0,
+            overshoot: 0.0,
+            curvature: 0.0,
+            earlier_curvature: None,
+        };
+        // Every loss below 0 within a step of it (a Poisson-sampled step at a rate below the
+        // step): the nodes are shifted so that one lies on the merged loss of the whole bulk
+        // (see the module docs, "Shifted nodes"), and that interval is closed first.
+        let bulk = if bottom > -step && bottom < 0.0 {
+            lander
+                .bulk_interval(step)
+                .and_then(|bulk| bulk.node_shift(step, bottom).map(|shift| (bulk, shift)))
+        } else {
+            None
+        };
+        let shift = bulk.as_ref().map_or(0.0, |(_, (_, shift))| *shift);
+        // The nodes' losses `(n + ½)·step − shift` are rounded twice as computed.
+        let shift_rounding = if shift > 0.0 {
+            4.0 * f64::EPSILON * (bottom.abs() + top.abs() + 2.0 * step)
+        } else {
+            0.0
+        };
         let estimate = (top - bottom) / step + 2.0;
-        let first = (bottom / step - 0.5).ceil();
-        let top_node = (top / step - 0.5).floor();
+        let first = match &bulk {
+            Some((_, (node, _))) => *node,
+            None => ((bottom + shift) / step - 0.5).ceil(),
+        };
+        let top_node = ((top + shift) / step - 0.5).floor();
         let fits = estimate.is_finite()
             && estimate <= MAX_GRID_POINTS as f64
             && first.abs() < MAX_NODE_INDEX
@@ -195,20 +265,13 @@ impl LumpedAtoms {
         let estimate = estimate as usize;
         let mut p = Vec::with_capacity(estimate);
         let mut q = Vec::with_capacity(estimate);
-        let start_edge = mechanism.edge(x_hi);
-        let q_below = mechanism.masses_above(start_edge).1;
-        let mut lander = Lander {
-            mechanism,
-            start: bottom,
-            start_edge,
-            top,
-            slope: 0.5,
-            rounding: 0.0,
-            overshoot: 0.0,
-            curvature: 0.0,
-            earlier_curvature: None,
-        };
         let mut node = first_node;
+        if let Some((bulk, _)) = &bulk {
+            lander.close_bulk(bulk);
+            p.push(bulk.p);
+            q.push(bulk.q);
+            node += 1;
+        }
         // Nodes from one landing to the next (1 unless tails are merged).
         let mut spacing: i64 = 1;
         while lander.start < top && p.len() < MAX_GRID_POINTS {
@@ -224,7 +287,7 @@ impl LumpedAtoms {
                 q.push(0.0);
             }
             node += skip;
-            let target = (node as f64 + 0.5) * step;
+            let target = (node as f64 + 0.5) * step - shift;
             node += 1;
             if target - lander.start < 0.05 * step {
                 p.push(0.0);
@@ -263,14 +326,14 @@ impl LumpedAtoms {
                     p.push(0.0);
                     q.push(0.0);
                     // low < target: the REMOVE node lies below the target's.
-                    let below = ((low / step - 0.5).floor() as i64).min(target_node - 1);
+                    let below = (((low + shift) / step - 0.5).floor() as i64).min(target_node - 1);
                     extend_down(&mut p, &mut q, &mut first, below).map_err(too_large)?;
                     p[(below - first) as usize] += pm;
                     // The ADD node at or above the merged loss (its loss −node at most the
                     // merged ADD loss); never past the target's node, since high is the
                     // merged loss plus a rounding bound far below a step. (Were it beyond,
                     // leaving the Q-mass out would still be safe for a lower bound.)
-                    let above = ((high / step - 0.5).ceil() as i64).max(first);
+                    let above = (((high + shift) / step - 0.5).ceil() as i64).max(first);
                     if above <= target_node {
                         q[(above - first) as usize] += qm;
                     }
@@ -304,7 +367,7 @@ impl LumpedAtoms {
             }
             // bottom ≤ merged ≤ top, so the node lies within the checked range (first − 1 at
             // the lowest).
-            let node = ((merged / step - 0.5).floor() as i64).min(top_node);
+            let node = (((merged + shift) / step - 0.5).floor() as i64).min(top_node);
             extend_down(&mut p, &mut q, &mut first, node).map_err(too_large)?;
             let index = usize::try_from(node - first).map_err(|_| too_large(f64::INFINITY))?;
             if index >= MAX_GRID_POINTS {
@@ -326,6 +389,8 @@ impl LumpedAtoms {
         Ok(LumpedAtoms {
             step,
             first,
+            shift,
+            shift_rounding,
             p,
             q,
             q_below,
@@ -345,12 +410,13 @@ impl LumpedAtoms {
     /// An atom may sit above its merged loss by the rounding of that loss (tiny, see
     /// the private `merged_loss`), recorded as the PMF's loss allowance.
     pub fn remove_pmf(&self) -> GridPmf {
+        // Nodes shifted down by `shift` are stored on the half-step grid, `shift` too high.
         lower_pmf(
             self.step,
             self.first,
             self.p.clone(),
             self.p_infinity,
-            self.rounding_allowance,
+            self.rounding_allowance + self.shift + self.shift_rounding,
         )
     }
 
@@ -369,12 +435,18 @@ impl LumpedAtoms {
         let index = probs.len() - 1 - self.q_below_index;
         probs[index] += self.q_below;
         // Node i at (first + i + ½)h becomes −(first + i + ½)h = (−first − i − 1 + ½)h.
+        // Shifted down by s, it becomes that plus s: stored a step up, h − s too high.
+        let (up, shift_allowance) = if self.shift > 0.0 {
+            (1, self.step - self.shift + self.shift_rounding)
+        } else {
+            (0, 0.0)
+        };
         lower_pmf(
             self.step,
-            -self.first - n,
+            -self.first - n + up,
             probs,
             self.q_neg_infinity,
-            self.landing_allowance + self.rounding_allowance,
+            self.landing_allowance + self.rounding_allowance + shift_allowance,
         )
     }
 }
@@ -388,6 +460,32 @@ thread_local! {
 /// A candidate end of an interval: (end loss, (P, Q) masses, edge there, rounding bound of the
 /// merged loss, the merged loss).
 type Landing<E> = (f64, (f64, f64), E, f64, f64);
+
+/// An interval of losses from a lander's start: where it ends, its masses and merged loss.
+struct Interval<E> {
+    /// Loss at its end, and the CDF information there.
+    end: f64,
+    edge: E,
+    /// P- and Q-mass.
+    p: f64,
+    q: f64,
+    /// `ln(P/Q)` as computed, and a bound on its rounding.
+    merged: f64,
+    rounding: f64,
+}
+
+impl<E> Interval<E> {
+    /// The node index n and shift s (nats, in `[0, step)`) that put the node
+    /// `(n + ½)·step − s` on this interval's merged loss less its rounding bound; `None` when
+    /// that lies below `bottom` (the range's lowest loss, where the bottom tail's ADD mass
+    /// goes).
+    fn node_shift(&self, step: f64, bottom: f64) -> Option<(f64, f64)> {
+        let node_loss = self.merged - self.rounding;
+        let node = (node_loss / step - 0.5).ceil();
+        let shift = (node + 0.5) * step - node_loss;
+        (node_loss >= bottom && (0.0..step).contains(&shift)).then_some((node, shift))
+    }
+}
 
 /// Closes intervals from the bottom up so that each merges exactly on its node.
 pub(crate) struct Lander<'a, M: MonotonePrivacyLoss> {
@@ -449,25 +547,106 @@ impl<'a, M: MonotonePrivacyLoss> Lander<'a, M> {
     /// `None` (and nothing closed) when the interval is empty or its Q-mass too small for
     /// the merged loss to be computed.
     pub(crate) fn close_at(&mut self, end: f64) -> Option<(f64, f64, f64, f64)> {
+        let interval = self.interval_to(end)?;
+        self.start = interval.end;
+        self.start_edge = interval.edge;
+        self.curvature = 0.0;
+        self.earlier_curvature = None;
+        let (merged, rounding) = (interval.merged, interval.rounding);
+        Some((interval.p, interval.q, merged - rounding, merged + rounding))
+    }
+
+    /// The interval from `self.start` to the loss `end` (at most the top), not closed; `None`
+    /// when it is empty or its Q-mass too small for the merged loss to be computed.
+    fn interval_to(&self, end: f64) -> Option<Interval<M::Edge>> {
         let m = self.mechanism;
         let end = end.min(self.top);
         if end.partial_cmp(&self.start) != Some(std::cmp::Ordering::Greater) {
             return None;
         }
         let edge = m.edge(m.inverse_privacy_loss(end));
-        let (pm, qm) = m.masses_between(self.start_edge, edge);
-        if !(pm > 0.0 && qm >= Q_RELIABLE) {
+        let (p, q) = m.masses_between(self.start_edge, edge);
+        if !(p > 0.0 && q >= Q_RELIABLE) {
             return None;
         }
-        let (merged, rounding) = merged_loss(m, self.start_edge, edge, pm, qm, None);
+        let (merged, rounding) = merged_loss(m, self.start_edge, edge, p, q, None);
         if !(merged.is_finite() && rounding.is_finite()) {
             return None;
         }
-        self.start = end;
-        self.start_edge = edge;
-        self.curvature = 0.0;
-        self.earlier_curvature = None;
-        Some((pm, qm, merged - rounding, merged + rounding))
+        Some(Interval {
+            end,
+            edge,
+            p,
+            q,
+            merged,
+            rounding,
+        })
+    }
+
+    /// The interval from `self.start` (the bottom of the range) that ends half a step above
+    /// its own merged loss g (found by [`BULK_END_STEPS`] fixed-point steps from half a step
+    /// above 0), or further up where the losses above could not merge up to the next node
+    /// g + h: not beyond it, just far enough that they can (by bisection). Not closed.
+    ///
+    /// That happens where the losses' density falls steeply over a step (σ 1, q 1e-6, h
+    /// 1e-4: the losses above h/2 merge to 6.3e-5 at most): without it the next interval is
+    /// rounded down to the bulk's node, a step on its mass.
+    fn bulk_interval(&self, step: f64) -> Option<Interval<M::Edge>> {
+        let mut interval = self.interval_to(0.5 * step)?;
+        for _ in 0..BULK_END_STEPS {
+            let end = interval.merged + 0.5 * step;
+            if end == interval.end {
+                break;
+            }
+            interval = self.interval_to(end)?;
+        }
+        // The next node, aimed at with a margin, and how far its interval may reach (as in
+        // `LumpedAtoms::with_merged_tails`, for an interval starting within a step below).
+        let next = interval.merged + step;
+        let aim = next + BULK_NEXT_MARGIN * step;
+        let reach = (next + LANDING_REACH * step).min(self.top);
+        let reaches = |from: f64| self.merged_between(from, reach).is_some_and(|m| m >= aim);
+        if reach <= interval.end || reaches(interval.end) || !reaches(next) {
+            return Some(interval);
+        }
+        let (mut low, mut high) = (interval.end, next);
+        for _ in 0..BULK_BISECTIONS {
+            let middle = 0.5 * (low + high);
+            if reaches(middle) {
+                high = middle;
+            } else {
+                low = middle;
+            }
+        }
+        self.interval_to(high)
+    }
+
+    /// The merged loss `ln(P/Q)` of the losses in `[from, to)` (as computed), when known.
+    fn merged_between(&self, from: f64, to: f64) -> Option<f64> {
+        let m = self.mechanism;
+        if to.partial_cmp(&from) != Some(std::cmp::Ordering::Greater) {
+            return None;
+        }
+        let (at_from, at_to) = (
+            m.edge(m.inverse_privacy_loss(from)),
+            m.edge(m.inverse_privacy_loss(to)),
+        );
+        let (p, q) = m.masses_between(at_from, at_to);
+        if !(p > 0.0 && q >= Q_RELIABLE) {
+            return None;
+        }
+        let merged = merged_loss(m, at_from, at_to, p, q, None).0;
+        merged.is_finite().then_some(merged)
+    }
+
+    /// Close `bulk` (from [`Lander::bulk_interval`]) as the first atom, on a node at its merged
+    /// loss less its rounding bound: the REMOVE atom at most its true loss, and the ADD atom
+    /// (negated) at most twice the rounding bound too high, which the overshoot records.
+    fn close_bulk(&mut self, bulk: &Interval<M::Edge>) {
+        self.start = bulk.end;
+        self.start_edge = bulk.edge;
+        self.rounding = self.rounding.max(bulk.rounding);
+        self.overshoot = self.overshoot.max(2.0 * bulk.rounding);
     }
 
     /// Close the interval starting at `self.start` where its merged loss is in

@@ -7,7 +7,7 @@ use crate::numeric::double_double_fft;
 use crate::numeric::fft_convolution::{
     convolve, lattice_of, product_window, self_convolution_period, self_convolve_window,
 };
-use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
+use crate::pmf::grid_pmf::{whole_steps, GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
 use crate::pmf::tail_moments::{TailMoments, TILTS};
 
 /// Largest number of points a composed PMF may hold.
@@ -120,6 +120,7 @@ impl GridPmf {
                 out.restore_validity(self.q_mass() * other.q_mass());
             }
         }
+        out.settle_loss_allowance();
         out.truncate_tails(tail_mass);
         out.fold_outside_limit();
         out.check_range()?;
@@ -262,13 +263,15 @@ impl GridPmf {
             limit: MAX_COMPOSED_POINTS,
             hint: "too many compositions for this grid".into(),
         })?;
-        // Relative indices whose losses stay within ±LOSS_LIMIT.
+        // Relative indices whose losses stay within ±LOSS_LIMIT: losses as read, less the
+        // allowance's whole steps (which the result moves into its offset).
         let base = (self.offset as f64) * k as f64
             + if self.half_offset {
                 0.5 * k as f64
             } else {
                 0.0
-            };
+            }
+            - whole_steps(k as f64 * self.loss_allowance, self.step) as f64;
         let cap = |loss: f64, round: fn(f64) -> f64| -> u64 {
             round(loss / self.step - base).clamp(0.0, full_top as f64) as u64
         };
@@ -428,6 +431,7 @@ impl GridPmf {
                 out.restore_validity((kf * (q_mass - 1.0).ln_1p()).exp());
             }
         }
+        out.settle_loss_allowance();
         out.check_range()?;
         Ok(out)
     }
@@ -1659,6 +1663,46 @@ pub fn compose_all_tilted(mut pmfs: Vec<GridPmf>, tail_mass: f64, tilts: usize) 
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    /// A lower PMF whose nodes are shifted half a step (loss allowance h/2, as on the shifted
+    /// nodes of `LumpedAtoms`), composed 2·10⁵ times: the allowance grows to 1000 nats, which
+    /// the result moves into its offset in whole steps, so its stored losses stay where the
+    /// true ones are (around 0, not 1000 nats up beyond the ±700 a grid may span). Against
+    /// the exact δ: losses ±h/2 with probability ½ each sum to h·B − k·h/2, B binomial.
+    #[test]
+    fn whole_steps_of_a_loss_allowance_move_into_the_offset() {
+        let (step, k) = (0.01, 200_000u64);
+        let mut one = GridPmf::from_parts(step, 0, vec![0.5, 0.5], 0.0, Bound::Lower);
+        one.loss_allowance = 0.5 * step;
+        let composed = one.self_compose(k, 1e-15).unwrap();
+        assert!(
+            composed.loss_allowance < step && composed.loss(0).abs() < 100.0,
+            "allowance {}, first loss {}",
+            composed.loss_allowance,
+            composed.loss(0)
+        );
+        let kf = k as f64;
+        let exact = |epsilon: f64| -> f64 {
+            let log_choose = |j: f64| {
+                libm::lgamma(kf + 1.0) - libm::lgamma(j + 1.0) - libm::lgamma(kf - j + 1.0)
+            };
+            (0..=k)
+                .map(|j| j as f64)
+                .map(|j| (j, step * j - 0.5 * step * kf))
+                .filter(|&(_, loss)| loss > epsilon)
+                .map(|(j, loss)| {
+                    (log_choose(j) - kf * std::f64::consts::LN_2).exp() * -(epsilon - loss).exp_m1()
+                })
+                .sum()
+        };
+        for epsilon in [0.0, 1.0, 3.0, 6.0] {
+            let (lower, truth) = (composed.delta_for_epsilon(epsilon), exact(epsilon));
+            assert!(
+                lower <= truth * (1.0 + 1e-9) && lower >= truth * (1.0 - 1e-6),
+                "δ({epsilon}) = {lower:e} against the exact {truth:e}"
+            );
+        }
+    }
 
     /// The upper PMF of one DP-SGD step (σ, rate q) on a grid of step `step`, and the window
     /// of its k-fold power with `tilts` tilts at truncation mass `tail_mass`.

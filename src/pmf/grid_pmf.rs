@@ -199,6 +199,23 @@ impl GridPmf {
         self.loss_allowance
     }
 
+    /// Move the whole steps of the loss allowance into the offset: every stored loss moves
+    /// down by them and the allowance shrinks by as much, so every ε and δ read is the same
+    /// (up to the rounding of the subtraction, which is added back to the allowance: never
+    /// less of it than before). A composition adds its parts' allowances, and a lower PMF on
+    /// shifted nodes (see [`crate::discretize::lumped_atoms`]) carries most of a step: k-fold,
+    /// the stored losses would drift k such steps above the true ones and out of the ±700
+    /// nats a grid may span.
+    pub(crate) fn settle_loss_allowance(&mut self) {
+        let whole = whole_steps(self.loss_allowance, self.step);
+        if whole > 0 {
+            let allowance = self.loss_allowance;
+            self.offset -= whole;
+            let rest = (allowance - whole as f64 * self.step).max(0.0);
+            self.loss_allowance = rest + 4.0 * f64::EPSILON * allowance;
+        }
+    }
+
     /// Whether losses sit at `(offset + i + ½)·step` rather than `(offset + i)·step`.
     pub fn half_offset(&self) -> bool {
         self.half_offset
@@ -249,5 +266,17 @@ impl GridPmf {
                 .filter(|(_, &p)| p != 0.0)
                 .map(|(i, p)| p * (-self.loss(i)).exp()),
         )
+    }
+}
+
+/// The whole grid steps in a loss allowance (0 below one step; 0 too where it is not a finite
+/// number of steps an offset can hold): how far [`GridPmf::settle_loss_allowance`] moves the
+/// stored grid down.
+pub(crate) fn whole_steps(allowance: f64, step: f64) -> i64 {
+    let steps = (allowance / step).floor();
+    if (1.0..1e15).contains(&steps) {
+        steps as i64
+    } else {
+        0
     }
 }

@@ -23,7 +23,7 @@ use crate::pmf::composition::{
     chernoff_mass_from, power_window_for, product_moments, quantile_tilts, remove_from_bottom,
     Window, MAX_COMPOSED_POINTS, NEGLIGIBLE_SHORTFALL,
 };
-use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT};
+use crate::pmf::grid_pmf::{whole_steps, GridPmf, LOSS_LIMIT};
 use crate::Result;
 
 /// Total mass above which an upper PMF is left to the pairwise path (which has the rule for
@@ -101,9 +101,14 @@ pub(crate) fn compose_product_reaching(
         halves += k * i128::from(part.half_offset);
     }
     let full_top = u64::try_from(full_top).ok()?;
-    // Losses of the full result: (base + halves/2 + i)·h, i = 0..=full_top; the window may
-    // use the indices whose losses lie within ±LOSS_LIMIT.
-    let first_index = base as f64 + 0.5 * halves as f64;
+    // Losses of the full result: (base + halves/2 + i)·h, i = 0..=full_top, as read (less the
+    // allowance's whole steps, which the result moves into its offset); the window may use
+    // the indices whose losses lie within ±LOSS_LIMIT.
+    let allowance: f64 = parts
+        .iter()
+        .map(|&(p, k)| k as f64 * p.loss_allowance)
+        .sum();
+    let first_index = base as f64 + 0.5 * halves as f64 - whole_steps(allowance, step) as f64;
     let lowest = first_index * step;
     let highest = lowest + full_top as f64 * step;
     if highest < -LOSS_LIMIT || lowest > LOSS_LIMIT {
@@ -272,5 +277,6 @@ fn compose_in_window(
         let log_q = sum_k(&|_, p| ln_mass(p.q_mass()));
         out.restore_validity(log_q.exp());
     }
+    out.settle_loss_allowance();
     Some(out.check_range().map(|()| out))
 }
