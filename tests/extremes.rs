@@ -450,3 +450,21 @@ fn delta_queries_at_small_rates_are_narrow() {
         assert!(below.upper >= 1e-5, "{what}: δ({}) = {below}", e.lower);
     }
 }
+
+/// The slowest corner of `scripts/extremes.sh` (σ 0.3, q 1e-9, 10⁶ steps, δ 1e-5): at a rate
+/// far below every grid step the upper end converges about like h, not h² (9.7e-4, 4.0e-4,
+/// 2.0e-4 wide at steps of 1.9e-4, 6.9e-5 and 3.3e-5 nats), and refinements sized for h² took
+/// six grids (1.8 s of the 2 s allowed). Sized by the order measured from the last
+/// refinement, three. (Once the lower end was 0 on every grid; now it is about 2.9e-4.)
+#[test]
+fn a_width_converging_like_the_step_is_refined_in_few_grids() {
+    let spec = CompositionSpec::dp_sgd(0.3, 1e-9, 1_000_000, 1.0).unwrap();
+    let answer = Accountant::new(&spec, AccountantOptions::default())
+        .unwrap()
+        .epsilon_for_delta(1e-5)
+        .unwrap();
+    let (e, settings) = (answer.epsilon, &answer.settings);
+    assert!(settings.tolerance_met, "{e} {settings:?}");
+    assert!(settings.refinements <= 4, "{settings:?}");
+    assert!(e.lower > 2.5e-4 && e.upper < 4e-4, "{e}");
+}
