@@ -114,7 +114,7 @@ const BULK_END_STEPS: usize = 2;
 
 /// How far above the next node the losses after the bulk must be able to merge (in steps),
 /// and the bisections that find where the bulk ends for that (see
-/// [`Lander::bulk_interval`]): to a thousandth of the step up to 0.5 nats.
+/// [`Lander::bulk_interval`]): over at most a step, to about a thousandth of it.
 const BULK_NEXT_MARGIN: f64 = 0.01;
 const BULK_BISECTIONS: usize = 10;
 
