@@ -69,8 +69,8 @@ pub struct NotApplicableRow {
 /// ε at δ = 1e-5
 /// method               ε  kind
 /// pld_upper     1.828244  upper bound
-/// pld_lower     1.827225  lower bound
-/// rdp           2.101365  upper bound
+/// pld_lower     1.826776  lower bound
+/// rdp           2.101366  upper bound
 /// clt_estimate  1.617712  estimate
 /// not applicable:
 ///   zcdp: zCDP has no useful amplification by subsampling (use RDP or the PLD)

@@ -28,8 +28,8 @@
 //! // The true ε is about 1.82824; the bracket contains it.
 //! assert!(answer.epsilon.lower <= 1.82825 && 1.82824 <= answer.epsilon.upper);
 //! println!("publish ε = {:.4} (at δ = 1e-5)", answer.epsilon.upper);
-//! println!("{}", answer.epsilon); // [1.827224, 1.828244]: rounded outward, see `Bracket`
-//! println!("{answer}"); // ε ∈ [1.827224, 1.828244] at δ = 1e-5
+//! println!("{}", answer.epsilon); // [1.826776, 1.828244]: rounded outward, see `Bracket`
+//! println!("{answer}"); // ε ∈ [1.826776, 1.828244] at δ = 1e-5
 //!
 //! // The other way round: δ at ε = 2.
 //! let delta = accountant.delta_for_epsilon(2.0)?;

@@ -11,7 +11,7 @@ to publish; ``lower`` a guaranteed lower bound on that same ε.
 >>> spec = {"events": [{"mechanism": "gaussian", "sigma": 1.0,
 ...                     "sampling": {"poisson": 0.01}, "count": 1000}]}
 >>> print(pld.epsilon(spec, 1e-5))
-ε ∈ [1.827224, 1.828244] at δ = 1e-5
+ε ∈ [1.826776, 1.828244] at δ = 1e-5
 
 Functions: :func:`epsilon`, :func:`delta`, :func:`epsilons` and :func:`deltas` (numpy arrays
 in and out), :func:`compare` (every accountant side by side), :func:`calibrate` (the best

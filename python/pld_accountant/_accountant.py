@@ -66,7 +66,7 @@ class PLDAccountant:
     1.828244
     >>> upper, lower = accountant.get_epsilon_bracket(1e-5)
     >>> round(upper, 6), round(lower, 6)
-    (1.828244, 1.827225)
+    (1.828244, 1.826777)
     """
 
     history: List[Tuple[float, float, int]]

@@ -58,7 +58,7 @@ def test_upper_grid_step_is_the_command_lines_option():
 def test_answers_print_nicely():
     answer = pld.epsilon(DP_SGD, 1e-5)
     assert repr(answer) == f"EpsilonAnswer(upper={answer.upper!r}, lower={answer.lower!r}, delta=1e-05)"
-    assert str(answer) == "ε ∈ [1.827224, 1.828244] at δ = 1e-5"
+    assert str(answer) == "ε ∈ [1.826776, 1.828244] at δ = 1e-5"
     answer = pld.delta(DP_SGD, 2.0)
     assert repr(answer).startswith("DeltaAnswer(upper=") and repr(answer).endswith("epsilon=2.0)")
     assert str(answer).startswith("δ ∈ [") and str(answer).endswith("at ε = 2")
