@@ -394,6 +394,21 @@ fn a_rate_far_below_the_step_meets_the_tolerance() {
     assert!(e.lower > 4.7 && e.upper < 4.72, "{e}");
 }
 
+/// A rate far below the step at δ 1e-15 over many steps (σ 0.661, q 3.78e-6, 212,635 steps,
+/// ε about 0.8444): the first grid started at the step's loss spread, 1.1e-5 nats and 1.2
+/// million composed points, whose tilted powers charged 9e-11 of round-off where δ is 1e-15;
+/// refined to 6.7e-6 nats, the query stopped at [0.186, 1.221] (memory budget, 2.4 s,
+/// 1.3 GB). The first grid now holds at most 2¹⁸ points across the step's loss range (2e-5
+/// nats), and a tilted pass that round-off holds back goes straight to the retry with
+/// double-double powers.
+#[test]
+fn a_tiny_rate_at_a_tiny_delta_is_not_held_back_by_round_off() {
+    let spec = pld_accountant::CompositionSpec::dp_sgd(0.661, 3.78e-6, 212_635, 1.0).unwrap();
+    let (default, fixed) = default_and_fixed(&spec, 1e-4);
+    let e = met_and_overlapping(&default, &fixed, 1e-15);
+    assert!(e.lower > 0.844 && e.upper < 0.8452, "{e}");
+}
+
 /// Once the lower end is tight on coarse grids, the upper end can come from the finer upper
 /// grid (1e-4 nats) while the refined grid's own is looser: refinements sized from the
 /// refined grid's step went 4e-4 → 3.2e-4 → 2.56e-4 nats under that fixed upper end, and

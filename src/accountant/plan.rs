@@ -122,9 +122,17 @@ const NARROW_SPREAD: f64 = 0.1;
 
 /// Most grid points across the widest single event's truncated loss range plus
 /// [`WIDTH_SLACK`] on a first grid started at a narrow per-run spread (see
-/// [`Plan::initial_step`]): 2²⁰, a step of about 1e-6 nats for the narrow ranges of small
-/// sampling rates, which the memory estimate puts at about 0.5 GiB.
-const NARROW_FIRST_GRID_POINTS: usize = 1 << 20;
+/// [`Plan::initial_step`]): 2¹⁸.
+///
+/// It was 2²⁰, a step of about 1e-6 nats for the narrow ranges of small sampling rates, which
+/// the memory estimate put at about 0.5 GiB. At tiny δ that grid's tilted powers carried a
+/// round-off charge far above δ, and it was the answer's: σ 0.661, q 3.78e-6, 212,635 steps,
+/// δ 1e-15 gave [0.186, 1.221] in 2.4 s (1.3 GB, stopped by the memory budget), and gives
+/// [0.844384, 0.844456] in 1.2 s from 2e-5 nats. With 2¹⁶ (as [`FIRST_GRID_POINTS`] allows
+/// other first grids) it took 0.3 s, but a mix of three sampled Gaussians (one at q 1.79e-5)
+/// at δ 1e-12 started at 1.7e-5 nats instead of its spread, 1.03e-5, whose lower end was
+/// 0.0911 against 0.0939, and stopped "not narrowing".
+const NARROW_FIRST_GRID_POINTS: usize = 1 << 18;
 
 /// Nats added to every event's loss range in the first grid's size and memory estimates
 /// (see [`Plan::widest_loss_width`], [`Plan::memory_estimate`]).
@@ -649,7 +657,9 @@ impl Plan {
     /// never coarser than before, nor finer than [`NARROW_FIRST_GRID_POINTS`] across the
     /// widest truncated loss range at `tail_mass` plus [`WIDTH_SLACK`] (the memory estimate's
     /// width: without that floor, σ 30, q 1e-9 started at 1.4e-7 nats and was refused as
-    /// over the memory budget).
+    /// over the memory budget). Since the lower bound's nodes shift onto the unsampled bulk
+    /// (see `discretize::lumped_atoms`), grids far coarser than s give tight lower ends, and
+    /// refinements sized by the measured order of the width take the rest.
     pub(super) fn initial_step(&self, tail_mass: Option<f64>) -> f64 {
         let k: u64 = self.groups.iter().map(|g| g.count).sum::<u64>() + 1;
         let cheap = self.widest_loss_width() / FIRST_GRID_POINTS as f64;
