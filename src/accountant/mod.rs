@@ -1839,11 +1839,7 @@ impl Accountant {
     fn reaching_may_help(&self) -> bool {
         matches!(self.plan.groups.as_slice(), [group] if group.count >= 2)
             || (2..=REACHING_PRODUCT_GROUPS).contains(&self.plan.groups.len())
-            || self
-                .plan
-                .groups
-                .iter()
-                .any(|group| group.component.tilts_when_reaching())
+            || self.plan.has_tilted_split()
     }
 
     /// The event and count of a plan of one event with continuous losses repeated (as
@@ -2345,11 +2341,7 @@ impl Accountant {
                 && bracket.lower > 0.0
                 && width >= 10.0 * wanted
                 && self.reaching_may_help()
-                && !self
-                    .plan
-                    .groups
-                    .iter()
-                    .any(|group| group.component.tilts_when_reaching())
+                && !self.plan.has_tilted_split()
                 && (share.is_nan() || share >= 1.0);
             let stalled = !met
                 && (tilted_stall

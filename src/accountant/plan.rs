@@ -1427,6 +1427,14 @@ impl Plan {
         })
     }
 
+    /// Whether a retry's tail-accuracy measures change some event's PLD (see
+    /// [`Component::tilts_when_reaching`]), not only how the events are composed.
+    pub(super) fn has_tilted_split(&self) -> bool {
+        self.groups
+            .iter()
+            .any(|group| group.component.tilts_when_reaching())
+    }
+
     /// Number of distinct single PMFs a composition multiplies (groups, and the merged
     /// unsampled Gaussians).
     pub(super) fn distinct_factors(&self) -> usize {
