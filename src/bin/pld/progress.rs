@@ -106,14 +106,18 @@ impl Drop for Task {
             // The drawer never panics; if it did, there is nothing left to clean up.
             let _ = drawer.join();
         }
-        let peak = peak_resident_mib().map_or(String::new(), |mib| {
-            format!(" (process peak resident memory so far {mib:.0} MiB)")
-        });
-        self.progress.note(format!(
-            "{} took {:.3} s{peak}",
-            self.label,
-            self.start.elapsed().as_secs_f64()
-        ));
+        // (Only for `--verbose`: reading the process's status costs a system call and a
+        // file the kernel formats, for a line nobody sees otherwise.)
+        if self.progress.verbose {
+            let peak = peak_resident_mib().map_or(String::new(), |mib| {
+                format!(" (process peak resident memory so far {mib:.0} MiB)")
+            });
+            self.progress.note(format!(
+                "{} took {:.3} s{peak}",
+                self.label,
+                self.start.elapsed().as_secs_f64()
+            ));
+        }
     }
 }
 
