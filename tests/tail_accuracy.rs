@@ -409,6 +409,19 @@ fn a_tiny_rate_at_a_tiny_delta_is_not_held_back_by_round_off() {
     assert!(e.lower > 0.844 && e.upper < 0.8452, "{e}");
 }
 
+/// A rate far below the step at δ 1e-15 whose tolerance needs a grid past 2²⁰ composed
+/// points (σ 1.037, q 2.42e-5, 803,309 steps, ε about 0.1956): with double-double powers on
+/// buffers of at most 2²⁰ points the retry stopped at their reach, 2.4e-6 nats, 2.22e-4 wide
+/// against 1.96e-4 ("not narrowing": the grid past them went back to plain powers, whose
+/// round-off exceeded δ). Buffers of 2²¹ points reach the grid that meets it.
+#[test]
+fn a_tiny_delta_refines_as_far_as_double_double_powers_reach() {
+    let spec = pld_accountant::CompositionSpec::dp_sgd(1.037, 2.42e-5, 803_309, 1.0).unwrap();
+    let (default, fixed) = default_and_fixed(&spec, 1e-4);
+    let e = met_and_overlapping(&default, &fixed, 1e-15);
+    assert!(e.lower > 0.1955 && e.upper < 0.1957, "{e}");
+}
+
 /// Once the lower end is tight on coarse grids, the upper end can come from the finer upper
 /// grid (1e-4 nats) while the refined grid's own is looser: refinements sized from the
 /// refined grid's step went 4e-4 → 3.2e-4 → 2.56e-4 nats under that fixed upper end, and

@@ -1468,14 +1468,24 @@ const HEAVY_TILT_NORMALIZER: f64 = 1.0;
 const HEAVY_TILT_BISECTIONS: usize = 12;
 
 /// The longest buffer of a double-double power (see `replace_by_double_double_power`):
-/// 2^20 points, about 0.7 s per power on one thread of this project's 2-core test machine
-/// and 0.35 s on both (FMA products, the work in pieces; 2^19 took 0.41 s on one thread
-/// before those). Raised from 2^19: of 40 random DP-SGD queries at rates 3.2e-6 to 1e-3
-/// (σ 0.5 to 1.26, up to 10⁶ steps, δ 1e-12 and 1e-15), 29 meet their tolerance against
-/// 25, none with a looser upper end, in the same total time (63 s); of 60 random mixes of
-/// two or three sampled Gaussians, 59 against 57. The accountant's retry refines its grid
+/// 2^21 points (64 MiB a buffer). A power of 2^20 points takes about 0.7 s on one thread of
+/// this project's 2-core test machine and 0.35 s on both (FMA products, the work in pieces;
+/// 2^19 took 0.41 s on one thread before those); one of 2^21 points, by n·log n, a little
+/// over twice that. The accountant's retry refines its grid
 /// only as far as this reaches before going past it.
-pub(crate) const DOUBLE_DOUBLE_MAX_PERIOD: usize = 1 << 20;
+///
+/// Raised from 2^19 to 2^20: of 40 random DP-SGD queries at rates 3.2e-6 to 1e-3 (σ 0.5 to
+/// 1.26, up to 10⁶ steps, δ 1e-12 and 1e-15), 29 met their tolerance against 25, none with
+/// a looser upper end, in the same total time (63 s); of 60 random mixes of two or three
+/// sampled Gaussians, 59 against 57. Then to 2^21: σ 1.037, q 2.42e-5, 803,309 steps,
+/// δ 1e-15 stopped at the 2^20 buffers' reach (2.4e-6 nats, 986,092 points) 2.22e-4 wide
+/// against 1.96e-4 ("not narrowing": the next grid, past them, went back to plain powers
+/// and their round-off), and meets it at 1.9e-6 nats, [0.195534, 0.195685], in about the
+/// same time (3.3 s against 3.1 s; 0.43 GB). Of 160 random DP-SGD queries at rates 3.2e-6
+/// to 1e-3 (σ 0.5 to 1.26, δ 1e-12 and 1e-15), 160 meet their tolerance against 158, none
+/// looser, in 74.5 s against 71.2 s in all; 60 random mixes of two or three sampled
+/// Gaussians: the same answers.
+pub(crate) const DOUBLE_DOUBLE_MAX_PERIOD: usize = 1 << 21;
 
 /// The relative shortfall of total mass a composition leaves unrestored (see
 /// [`GridPmf::with_restored_mass`]): 1% of the reading's floating-point allowance.
