@@ -1471,8 +1471,8 @@ const HEAVY_TILT_BISECTIONS: usize = 12;
 /// 2^21 points (64 MiB a buffer). A power of 2^20 points takes about 0.7 s on one thread of
 /// this project's 2-core test machine and 0.35 s on both (FMA products, the work in pieces;
 /// 2^19 took 0.41 s on one thread before those); one of 2^21 points, by n·log n, a little
-/// over twice that. The accountant's retry refines its grid
-/// only as far as this reaches before going past it.
+/// over twice that. The accountant's retry refines its grid only as far as this reaches
+/// before going past it.
 ///
 /// Raised from 2^19 to 2^20: of 40 random DP-SGD queries at rates 3.2e-6 to 1e-3 (σ 0.5 to
 /// 1.26, up to 10⁶ steps, δ 1e-12 and 1e-15), 29 met their tolerance against 25, none with
