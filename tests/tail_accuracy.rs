@@ -122,6 +122,26 @@ fn a_sampled_discrete_gaussian_gets_the_patience_of_heavy_atoms() {
     assert!(e.lower > 0.0372 && e.upper < 0.03732, "{e}");
 }
 
+/// A Poisson-sampled discrete Gaussian at a small rate: its atoms lie about q/σ² apart, far
+/// beyond the grid step, and its lower rounding (each atom merged with part of a neighbour to
+/// land on the grid) cost a first-order error per run. Composed 611 times, the default
+/// accountant stopped at its grid size limit with [0.074816, 0.075686] against a target width
+/// of 1e-4, and a fixed step of 1e-5 gave a lower end of 0.074500. Runs composed exactly in
+/// groups of four and rounded once per group (`LossAtoms::lower_power_by_squaring`) meet it.
+#[test]
+fn a_sampled_discrete_gaussian_at_a_small_rate_has_a_tight_lower_end() {
+    let spec = pld_accountant::CompositionSpec::from_json_str(
+        r#"{"events":[{"mechanism":"discrete_gaussian","sigma":1.629,
+        "sampling":{"poisson":7.71e-4},"count":611}]}"#,
+    )
+    .unwrap();
+    let (default, fixed) = default_and_fixed(&spec, 1e-5);
+    let e = met_and_overlapping(&default, &fixed, 1e-10);
+    assert!(e.lower > 0.0756 && e.upper < 0.0758, "{e}");
+    let fine = fixed.epsilon_for_delta(1e-10).unwrap().epsilon;
+    assert!(fine.width() < 5e-5, "a step of 1e-5: {fine}");
+}
+
 /// Whether a preset's bracket is wide by nature (shuffled batches: no bound with amplification
 /// is known, so no grid meets the tolerance).
 fn wide_by_nature(p: &pld_accountant::Preset) -> bool {

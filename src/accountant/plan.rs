@@ -1567,6 +1567,40 @@ impl Component {
         }
     }
 
+    /// Whether [`Component::off_lattice_atoms`] has atoms for this component (a cheap test).
+    pub(super) fn has_off_lattice_atoms(&self) -> bool {
+        matches!(
+            self,
+            Component::DiscreteGaussian {
+                pair: IntegerPair::Poisson(_),
+                ..
+            } | Component::Atoms { lattice: None, .. }
+        )
+    }
+
+    /// The exact atoms of a pair whose losses lie off any lattice the grid is aligned to, for
+    /// the lower bound's groups of runs (see [`LossAtoms::lower_power_by_squaring`]): a
+    /// sampled discrete Gaussian's (its tails at `tail_mass`), or atoms without a known
+    /// lattice; `None` for every other component.
+    pub(super) fn off_lattice_atoms(&self, tail_mass: f64) -> Result<Option<LossAtoms>> {
+        if !self.has_off_lattice_atoms() {
+            return Ok(None);
+        }
+        match self {
+            &Component::DiscreteGaussian {
+                sigma,
+                sensitivity,
+                pair: pair @ IntegerPair::Poisson(_),
+            } => discrete::discrete_gaussian(sigma, sensitivity, pair, tail_mass).map(Some),
+            Component::Atoms {
+                atoms,
+                lattice: None,
+                ..
+            } => Ok(Some(atoms.clone())),
+            _ => Ok(None),
+        }
+    }
+
     /// Whether the event's PLD depends on [`super::Grid::reaching`] (a retry's tail-accuracy
     /// measures): random allocation with 1 < k < t then composes its split blocks with
     /// tilted convolutions (see [`Allocation::split_into_single_allocations`]).
