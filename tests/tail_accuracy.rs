@@ -142,6 +142,22 @@ fn a_sampled_discrete_gaussian_at_a_small_rate_has_a_tight_lower_end() {
     assert!(fine.width() < 5e-5, "a step of 1e-5: {fine}");
 }
 
+/// The same with wider noise run more often: a run's 55 atoms allow one squaring within
+/// 2¹⁹ pairs (groups of two runs), which left [0.069204, 0.069306] ("grid size limit")
+/// against a target width of 1e-4 at δ 1e-12; 2,201 runs take the larger budget (2²¹ pairs,
+/// groups of four).
+#[test]
+fn a_long_sampled_discrete_gaussian_of_wide_noise_has_a_tight_lower_end() {
+    let spec = pld_accountant::CompositionSpec::from_json_str(
+        r#"{"events":[{"mechanism":"discrete_gaussian","sigma":2.602,
+        "sampling":{"poisson":5.91e-4},"count":2201}]}"#,
+    )
+    .unwrap();
+    let (default, fixed) = default_and_fixed(&spec, 1e-4);
+    let e = met_and_overlapping(&default, &fixed, 1e-12);
+    assert!(e.lower > 0.06924 && e.upper < 0.06936, "{e}");
+}
+
 /// Whether a preset's bracket is wide by nature (shuffled batches: no bound with amplification
 /// is known, so no grid meets the tolerance).
 fn wide_by_nature(p: &pld_accountant::Preset) -> bool {

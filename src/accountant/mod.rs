@@ -385,6 +385,14 @@ const MIN_GROUPED_RUNS: u64 = 64;
 /// `LossAtoms::lower_power_by_squaring`): 1,023 atoms squared (a few milliseconds, 12 MiB).
 const MAX_SQUARING_PRODUCTS: usize = 1 << 19;
 
+/// … and for events of at least [`MANY_RUNS`] runs, whose per-run error the groups multiply
+/// the most: 2,047 atoms squared (about 0.1 s, 48 MiB), which takes a discrete Gaussian of
+/// σ ≈ 2.6 (55 atoms) to groups of four runs instead of two.
+const MAX_SQUARING_PRODUCTS_MANY_RUNS: usize = 1 << 21;
+
+/// See [`MAX_SQUARING_PRODUCTS_MANY_RUNS`].
+const MANY_RUNS: u64 = 1000;
+
 /// Most points of single-event PMFs held at once by one composition: past it, the events so
 /// far are multiplied into one PMF (see `Accountant::composed`). 4M points, 32 MiB.
 const PRODUCT_CHUNK_POINTS: usize = 1 << 22;
@@ -1348,7 +1356,17 @@ impl Accountant {
         }
         let grouped = component
             .off_lattice_atoms(tail_mass)?
-            .and_then(|atoms| atoms.lower_power_by_squaring(count, MAX_SQUARING_PRODUCTS))
+            .and_then(|atoms| {
+                let most = if count >= MANY_RUNS {
+                    MAX_SQUARING_PRODUCTS_MANY_RUNS
+                } else {
+                    MAX_SQUARING_PRODUCTS
+                };
+                // (A squaring holds its pairs and the merged atoms, 24 bytes each: at most a
+                // quarter of the memory budget.)
+                let fits = (self.options.memory_budget_bytes() / (4 * 2 * 24)) as usize;
+                atoms.lower_power_by_squaring(count, most.min(fits))
+            })
             .map(Arc::new);
         if kept.len() >= KEPT_LOWER_GROUPS {
             kept.remove(0);
