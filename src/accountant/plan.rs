@@ -1583,9 +1583,6 @@ impl Component {
     /// sampled discrete Gaussian's (its tails at `tail_mass`), or atoms without a known
     /// lattice; `None` for every other component.
     pub(super) fn off_lattice_atoms(&self, tail_mass: f64) -> Result<Option<LossAtoms>> {
-        if !self.has_off_lattice_atoms() {
-            return Ok(None);
-        }
         match self {
             &Component::DiscreteGaussian {
                 sigma,
