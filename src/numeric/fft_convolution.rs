@@ -778,8 +778,15 @@ fn power_window(p: &[f64], k: u64, window_start: u64, window_len: usize) -> Conv
     } else {
         mean_index(p)
     };
-    let near_zero =
-        NearZeroPowers::compute(p, factor.mass_pair, factor.rotation, center, n, k, last);
+    let near_zero = NearZeroPowers::compute(
+        p,
+        factor.mass_pair,
+        factor.rotation,
+        center,
+        plan.near_zero_tables(),
+        k,
+        last,
+    );
     let transformed = TransformedFactor {
         rotation: factor.rotation,
         e_fwd: factor.e_fwd,

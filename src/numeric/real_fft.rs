@@ -30,8 +30,10 @@
 //! `C·log₂N·u` model of [`crate::numeric::fft_convolution`] (C = 5, against about 2 needed).
 
 use crate::numeric::complex_fft::ComplexFft;
+use crate::numeric::near_zero_powers::NearZeroTables;
 use crate::numeric::pieces::spread_map;
 use num_complex::Complex64;
+use std::sync::OnceLock;
 
 /// `e^{−2πi·m/n}` for `0 ≤ m < n`, as the product of two table entries: `high[m / B]` and
 /// `low[m mod B]`, B the power of two ≥ √n. Each entry is one `sin_cos` of an exact multiple
@@ -89,6 +91,9 @@ pub(crate) struct RealFft {
     /// is used: a table of all n/4 + 1 of them was a fresh 1.6 MB for n = 405,000 (its page
     /// faults alone about 0.7 ms per plan), for two passes over it.
     twiddles: Twiddles,
+    /// The tables of the near-zero bins' powers of FFT powers of this length, built by the
+    /// first power that needs them ([`RealFft::near_zero_tables`]).
+    near_zero: OnceLock<NearZeroTables>,
 }
 
 impl RealFft {
@@ -104,7 +109,14 @@ impl RealFft {
             n,
             half: ComplexFft::new(m),
             twiddles: Twiddles::new(n, m / 2 + 1),
+            near_zero: OnceLock::new(),
         }
+    }
+
+    /// The tables the near-zero powers (`numeric::near_zero_powers`) read for
+    /// this length, built on first use and kept with the plan.
+    pub(crate) fn near_zero_tables(&self) -> &NearZeroTables {
+        self.near_zero.get_or_init(|| NearZeroTables::new(self.n))
     }
 
     /// Scratch length both directions need.
