@@ -274,7 +274,7 @@ fn compose_in_window(
     }
     if tail_mass > 0.0 {
         out.fold_noise_floor(out.roundoff_floor);
-        let log_q = sum_k(&|_, p| ln_mass(p.q_mass()));
+        let log_q = sum_k(&|_, p| ln_mass(p.q_mass_from_below()));
         out.restore_validity(log_q.exp());
     }
     out.settle_loss_allowance();
