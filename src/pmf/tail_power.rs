@@ -59,6 +59,10 @@ const UNTILT_BLOCK: usize = 64;
 /// thread is often idle and takes half of a long buffer.
 const UNTILT_PIECE: usize = 256;
 
+/// Running minima side by side in the tilting's search for its smallest term (see
+/// `GridPmf::tilted_for_power`).
+const MIN_LANES: usize = 8;
+
 impl GridPmf {
     /// The k-fold self-composition of this upper PMF, as tight as
     /// [`GridPmf::self_compose`]'s at losses from `from_loss` up, from one tilted FFT power
@@ -250,12 +254,23 @@ impl GridPmf {
             })
             .collect();
         exp_non_positive_each(&mut tilted);
-        // The terms, and the smallest of those of entries with mass (branch-free loops).
-        let mut smallest = f64::INFINITY;
-        for (term, &p) in tilted.iter_mut().zip(&self.probs) {
-            *term *= p;
-            smallest = smallest.min(if p > 0.0 { *term } else { f64::INFINITY });
+        // The terms, and the smallest of those of entries with mass (branch-free loops; the
+        // minimum in MIN_LANES running minima, exact in any order: one chain of dependent
+        // `min` took 0.1 ms of the tilted power of 49,453 entries).
+        let mut smallest = [f64::INFINITY; MIN_LANES];
+        let mut terms = tilted.chunks_exact_mut(MIN_LANES);
+        let mut probs = self.probs.chunks_exact(MIN_LANES);
+        for (lane_terms, lane_probs) in (&mut terms).zip(&mut probs) {
+            for ((term, &p), least) in lane_terms.iter_mut().zip(lane_probs).zip(&mut smallest) {
+                *term *= p;
+                *least = least.min(if p > 0.0 { *term } else { f64::INFINITY });
+            }
         }
+        for (term, &p) in terms.into_remainder().iter_mut().zip(probs.remainder()) {
+            *term *= p;
+            smallest[0] = smallest[0].min(if p > 0.0 { *term } else { f64::INFINITY });
+        }
+        let smallest = smallest.into_iter().fold(f64::INFINITY, f64::min);
         let log_normalizer = shift + compensated_sum(&tilted).ln();
         if !log_normalizer.is_finite() {
             return None;
