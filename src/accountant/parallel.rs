@@ -58,7 +58,7 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
 
 /// Start the evaluation threads now, so that they are settled (and asleep) by the time the
 /// first evaluation needs them. Cheap after the first call.
-pub(super) fn warm_up() {
+pub(crate) fn warm_up() {
     let _ = pool();
 }
 
