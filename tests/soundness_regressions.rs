@@ -503,6 +503,32 @@ fn sampled_randomized_response_underflowed_atoms() {
     check_delta(spec, 0.15875568000717377, (0.0, 0.0));
 }
 
+/// Soundness sweep seed 0x13529cc, case 674: one `pmf_pair` whose p, rounded to doubles,
+/// sums to 1 − 1.4e-16, asked δ(0) under replacement. ADD's δ(0) is `1 − p₁` = 3.07e-8, a
+/// difference of two numbers near 1: the spec's reading divided p by its computed total,
+/// which moved p₁ by an ulp and the answer to 2.6e-9 below the δ of the pair as given. A
+/// list summing to 1 up to its entries' rounding is now taken as given. The truth: the pair's
+/// exact atoms, both orders (`soundness_oracles::pmf_pair_atoms`).
+#[test]
+fn a_pair_summing_to_one_up_to_rounding_is_read_as_given() {
+    let p = [
+        3.054143090682112e-8,
+        0.9999999692563772,
+        9.210455105924995e-12,
+        1.9298125708842045e-10,
+    ];
+    let q = [0.0, 1.0, 0.0, 0.0];
+    let spec = format!(
+        r#"{{"events":[{{"count":1,"mechanism":"pmf_pair","p":{p:?},"q":{q:?}}}],"neighbouring":"replace"}}"#
+    );
+    let remove = oracle::pmf_pair_atoms(&p, &q, 1, 100).expect("four outcomes");
+    let add = oracle::pmf_pair_atoms(&q, &p, 1, 100).expect("four outcomes");
+    for epsilon in [0.0, 1e-9, 3e-8] {
+        let (a, b) = (remove.delta(epsilon), add.delta(epsilon));
+        check_delta(&spec, epsilon, (a.0.max(b.0), a.1.max(b.1)));
+    }
+}
+
 /// Soundness sweep seed 0x1352933, case 412: Gaussian steps (σ 4.4e7) on truncated Poisson
 /// batches, 6.2e8 of them. The RDP curve of the step's revealed mixture summed its parts'
 /// `w·A_α` near 1 in log space, which lost the divergence (about 1e-18) entirely: 0 at every
