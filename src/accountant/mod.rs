@@ -2696,14 +2696,6 @@ mod shuffle;
 
 use cache::{GridKey, PldCache, Source};
 pub use filters::{GdpFilter, RdpFilter, FILTER_ORDERS};
-
-/// Start the pool of evaluation threads now, ahead of the first [`Accountant`] (which
-/// otherwise starts it): a program that knows it will account soon (the `pld` binary, before
-/// it parses its arguments) gives the threads time to settle before the first query needs
-/// them. Cheap after the first call; nothing to do on a machine with one thread.
-pub fn start_evaluation_threads() {
-    parallel::warm_up();
-}
 pub use ledger::{Budget, Ledger, LEDGER_FORMAT_VERSION};
 use parallel::parallel_map;
 use plan::{Component, Plan, TRUNCATION_SHARE};
@@ -2713,6 +2705,14 @@ pub use settings::{
     DEFAULT_UPPER_GRID_STEP, MIN_MEMORY_BUDGET,
 };
 use std::sync::Arc;
+
+/// Start the pool of evaluation threads now, ahead of the first [`Accountant`] (which
+/// otherwise starts it): a program that knows it will account soon (the `pld` binary, before
+/// it parses its arguments) gives the threads time to settle before the first query needs
+/// them. Cheap after the first call; nothing to do on a machine with one thread.
+pub fn start_evaluation_threads() {
+    parallel::warm_up();
+}
 
 #[cfg(test)]
 mod tests {
