@@ -7,7 +7,9 @@ use crate::numeric::double_double_fft;
 use crate::numeric::fft_convolution::{
     convolve, lattice_of, product_window, self_convolution_period, self_convolve_window,
 };
-use crate::pmf::grid_pmf::{whole_steps, GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
+use crate::pmf::grid_pmf::{
+    compound_rounding, power_rounding, whole_steps, GridPmf, LOSS_LIMIT, MAX_ABS_LOSS,
+};
 use crate::pmf::tail_moments::{TailMoments, TILTS};
 
 /// Largest number of points a composed PMF may hold.
@@ -110,6 +112,10 @@ impl GridPmf {
             half_offset: halves % 2 == 1,
             loss_allowance: self.loss_allowance + other.loss_allowance,
             entry_errors: None,
+            compounded_rounding: compound_rounding(
+                self.compounded_rounding,
+                other.compounded_rounding,
+            ),
         };
         if tilts > 0 && out.probs.len() > 1 {
             out.tilt_tail(self, other, conv.roundoff_floor, tail_mass, tilts);
@@ -254,6 +260,7 @@ impl GridPmf {
                         .max(power_infinity_mass(1.0 - m, m, k)),
                     Bound::Lower => power_infinity_mass(0.0, self.infinity_mass, k),
                 };
+                out.compounded_rounding = power_rounding(self.compounded_rounding, k as f64);
             }
             return Ok(out);
         }
@@ -413,6 +420,7 @@ impl GridPmf {
             half_offset,
             loss_allowance: kf * self.loss_allowance,
             entry_errors: lattice_errors,
+            compounded_rounding: power_rounding(self.compounded_rounding, kf),
         };
         if tilts > 0 && self.entry_errors.is_none() {
             let mut extra = quantile_tilts(&moments, k, tail_mass, tilts);
@@ -1115,6 +1123,7 @@ impl GridPmf {
         let mut out = GridPmf::from_parts(self.step, offset, probs, infinity_mass, self.bound);
         out.excess_mass = kf * self.excess_mass;
         out.loss_allowance = kf * self.loss_allowance;
+        out.compounded_rounding = power_rounding(self.compounded_rounding, kf);
         out
     }
 
@@ -1735,6 +1744,133 @@ mod tests {
                 lower <= truth * (1.0 + 1e-9) && lower >= truth * (1.0 - 1e-6),
                 "δ({epsilon}) = {lower:e} against the exact {truth:e}"
             );
+        }
+    }
+
+    /// The compounded rounding follows the runs composed: one run's `RUN_ROUNDING` becomes
+    /// `(1 + η)^k − 1` after a k-fold power (by FFT, on the plain path and beyond the loss
+    /// limit), `(1 + a)(1 + b) − 1` for two PMFs composed, `(1 + η)^{Σ kᵢ}` for a product of
+    /// powers and the largest of the parts for a mixture; against `(1 + η)^k − 1` summed
+    /// as a binomial series in exact-enough arithmetic (its terms fall by k·η ≤ 2e-3).
+    #[test]
+    fn the_compounded_rounding_follows_the_runs_composed() {
+        use crate::pmf::grid_pmf::RUN_ROUNDING;
+        let eta = RUN_ROUNDING;
+        // (1 + η)^k − 1 = Σ_{j ≥ 1} C(k, j) η^j, to 1e-15 relative.
+        let series = |k: f64| -> f64 {
+            let (mut term, mut sum) = (1.0, 0.0);
+            for j in 1..40 {
+                term *= (k - (j - 1) as f64) / j as f64 * eta;
+                sum += term;
+            }
+            sum
+        };
+        let close = |got: f64, want: f64, what: &str| {
+            assert!(
+                (got - want).abs() <= 1e-12 * want,
+                "{what}: {got:e} against {want:e}"
+            );
+        };
+        let step = 0.01;
+        let one = GridPmf::from_parts(step, -2, vec![0.25, 0.5, 0.25], 0.0, Bound::Upper);
+        close(one.compounded_rounding(), eta, "one run");
+        for k in [2u64, 1000, 1_000_000_000] {
+            let composed = one.self_compose(k, 1e-12).unwrap();
+            close(
+                composed.compounded_rounding(),
+                series(k as f64),
+                "k-fold power",
+            );
+        }
+        // Every loss beyond the limit (the whole mass at ±LOSS_LIMIT).
+        let far = GridPmf::from_parts(1.0, 400, vec![1.0], 0.0, Bound::Upper);
+        let beyond = far.self_compose(1_000_000, 1e-12).unwrap();
+        close(
+            beyond.compounded_rounding(),
+            series(1e6),
+            "beyond the limit",
+        );
+        let a = one.self_compose(1000, 1e-12).unwrap();
+        let b = one.self_compose(3000, 1e-12).unwrap();
+        let both = a.compose(&b, 1e-12).unwrap();
+        close(
+            both.compounded_rounding(),
+            series(4000.0),
+            "two PMFs composed",
+        );
+        let product = crate::pmf::product::compose_product(&[(&one, 1000), (&a, 3)], 1e-12, 0)
+            .expect("a product")
+            .unwrap();
+        close(
+            product.compounded_rounding(),
+            series(4000.0),
+            "product of powers",
+        );
+        let mixed = GridPmf::mixture(&[(0.5, &one), (0.5, &a)]).unwrap();
+        close(mixed.compounded_rounding(), series(1000.0), "mixture");
+    }
+
+    /// δ read from a PMF is widened by its compounded rounding on the safe side: an upper δ
+    /// multiplied by `(1 + 1e-9)(1 + c)`, a lower one by `1 − ((1 + 1e-9)(1 + c) − 1)`, and ε
+    /// moved with it; a rounding too large to leave anything (c = 10³⁰⁰) reads δ = 1 where
+    /// the raw δ is positive (0 where it is 0) from above and δ = 0 from below, never NaN.
+    #[test]
+    fn delta_is_widened_by_the_compounded_rounding() {
+        let step = 0.1;
+        let probs = vec![0.5, 0.25, 0.125, 0.125];
+        for bound in [Bound::Upper, Bound::Lower] {
+            let plain = GridPmf::from_parts(step, 0, probs.clone(), 0.0, bound);
+            let mut compounded = GridPmf::from_parts(step, 0, probs.clone(), 0.0, bound);
+            compounded.compounded_rounding = 1e-3;
+            let a = crate::pmf::hockey_stick::FLOATING_POINT_ALLOWANCE;
+            let factor = |c: f64| (1.0 + a) * (1.0 + c) - 1.0;
+            for epsilon in [0.0, 0.05, 0.15] {
+                let (before, after) = (
+                    plain.delta_for_epsilon(epsilon),
+                    compounded.delta_for_epsilon(epsilon),
+                );
+                // The raw δ both were read from.
+                let (widened, raw) = match bound {
+                    Bound::Upper => (
+                        1.0 + factor(1e-3),
+                        before / (1.0 + factor(plain.compounded_rounding)),
+                    ),
+                    Bound::Lower => (
+                        1.0 - factor(1e-3),
+                        before / (1.0 - factor(plain.compounded_rounding)),
+                    ),
+                };
+                let want = raw * widened;
+                assert!(
+                    (after - want).abs() <= 1e-14 * want,
+                    "{bound:?} δ({epsilon}) = {after:e} against {want:e}"
+                );
+            }
+            let (before, after) = (
+                plain.epsilon_for_delta(0.01),
+                compounded.epsilon_for_delta(0.01),
+            );
+            match bound {
+                Bound::Upper => assert!(after > before, "{after} against {before}"),
+                Bound::Lower => assert!(after < before, "{after} against {before}"),
+            }
+            let mut vacuous = GridPmf::from_parts(step, 0, probs.clone(), 0.0, bound);
+            vacuous.compounded_rounding = 1e300;
+            for epsilon in [0.0, 0.15, 0.35, 1.0] {
+                let delta = vacuous.delta_for_epsilon(epsilon);
+                let want = match bound {
+                    Bound::Upper if epsilon < 0.3 => 1.0,
+                    _ => 0.0,
+                };
+                assert_eq!(delta, want, "{bound:?} δ({epsilon})");
+            }
+            for delta in [1e-12, 0.1, 0.99] {
+                let epsilon = vacuous.epsilon_for_delta(delta);
+                assert!(!epsilon.is_nan(), "{bound:?} ε({delta}) is NaN");
+                if bound == Bound::Lower {
+                    assert_eq!(epsilon, 0.0, "{bound:?} ε({delta})");
+                }
+            }
         }
     }
 

@@ -12,11 +12,12 @@ use std::ops::Range;
 /// h = 1e-4, moving mass by one step at most, which changes δ by far less), and of the sums
 /// below (≤ n·u ≈ 1e-10 for n ≤ 10⁶, in practice ≈ 1e-15 with compensated summation).
 ///
-/// A known limit: it does not grow with the number of runs a PMF composes, while the rounding
-/// of each run's masses compounds (a relative error η of one run's survival function is at
-/// most `(1 + η)^k − 1` of δ after k runs). Where the mass is, η is a few ulps, covered up
-/// to about 10⁵–10⁶ runs; the bins' splits and the far tails are not bounded run by run (the
-/// README's "What the numbers mean" has the argument).
+/// The rounding of each run's masses compounds over the runs composed (a relative error η
+/// of one run's survival function is at most `(1 + η)^k − 1` of δ after k runs): that part
+/// is charged on top of this fixed allowance, at η = [`crate::pmf::grid_pmf::RUN_ROUNDING`]
+/// per run (see [`GridPmf::compounded_rounding`]). A known limit: the bins' splits between
+/// grid points and the far tails are not bounded run by run; they are taken to be within
+/// this allowance (the README's "What the numbers mean" has the argument).
 pub const FLOATING_POINT_ALLOWANCE: f64 = 1e-9;
 
 /// Entries per block of the blocked sums ([`blocked_hinge_sum`],
@@ -520,19 +521,22 @@ impl GridPmf {
     /// from the entries as moved by their bounds).
     fn report_delta(&self, raw: f64) -> f64 {
         let folded = self.folded_allowance();
+        let allowance = self.rounding_allowance();
         let value = match self.bound {
-            Bound::Upper => (raw + folded) * (1.0 + FLOATING_POINT_ALLOWANCE),
-            Bound::Lower => raw * (1.0 - FLOATING_POINT_ALLOWANCE) - folded - self.excess_mass,
+            Bound::Upper => (raw + folded) * (1.0 + allowance),
+            Bound::Lower => raw * (1.0 - allowance).max(0.0) - folded - self.excess_mass,
         };
         value.clamp(0.0, 1.0)
     }
 
-    /// The raw δ at which the reported δ equals `delta` (inverse of `report_delta`).
+    /// The raw δ at which the reported δ equals `delta` (inverse of `report_delta`; for a
+    /// lower PMF only asked where that reports more than `delta`, so its factor is > 0).
     fn raw_target(&self, delta: f64) -> f64 {
         let folded = self.folded_allowance();
+        let allowance = self.rounding_allowance();
         match self.bound {
-            Bound::Upper => delta / (1.0 + FLOATING_POINT_ALLOWANCE) - folded,
-            Bound::Lower => (delta + folded + self.excess_mass) / (1.0 - FLOATING_POINT_ALLOWANCE),
+            Bound::Upper => delta / (1.0 + allowance) - folded,
+            Bound::Lower => (delta + folded + self.excess_mass) / (1.0 - allowance),
         }
     }
 

@@ -79,6 +79,9 @@ impl GridPmf {
             mixed.folded_top += pmf.folded_top;
             mixed.folded_error += weight * pmf.folded_error;
             mixed.loss_allowance = mixed.loss_allowance.max(pmf.loss_allowance);
+            // Each part's survival function is within its own relative bound, so their
+            // weighted sum is within the largest.
+            mixed.compounded_rounding = mixed.compounded_rounding.max(pmf.compounded_rounding);
         }
         mixed.probs = probs;
         mixed.entry_errors = errors;
