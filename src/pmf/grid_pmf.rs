@@ -92,8 +92,8 @@ pub(crate) fn compound_rounding(a: f64, b: f64) -> f64 {
 
 /// The compounded rounding of `k` runs of a PMF whose own is `c`: `(1 + c)^k − 1`, computed
 /// as `expm1(k·ln1p(c))` (within a few ulps of it, far below the margin of
-/// [`RUN_ROUNDING`]). `k` may be any non-negative real (a product's `Σ kᵢ·ln1p(cᵢ)` is
-/// passed as one exponent with `c` = e − 1 by [`compound_rounding_exponent`]).
+/// [`RUN_ROUNDING`]). A product of powers passes its `Σ kᵢ·ln1p(cᵢ)` to
+/// [`compound_rounding_exponent`] instead.
 pub(crate) fn power_rounding(c: f64, k: f64) -> f64 {
     compound_rounding_exponent(k * c.ln_1p())
 }
