@@ -242,3 +242,50 @@ fn grouped_runs_of_a_pair_off_the_grid_bound_delta_from_below() {
         }
     }
 }
+
+/// A Poisson-sampled discrete Gaussian (σ 2, q 0.01) composed 1000 times, δ(0.5): the lower
+/// bound's groups of four runs have a heavy atom nearest 0 (P-mass 0.012 at 3.6e-5 nats)
+/// whose place between two grid points decided the lower end. Rounded down towards 0, it
+/// lost up to 0.71 of a step per group, and the lower end swung with the step (fixed steps
+/// 4.7e-6 and 5.2e-6 nats: 1.2115556e-4 and 1.2114396e-4 under an upper end of
+/// 1.2117905e-4, 2.9e-4 of δ wide); the default stopped at the grid size limit, 1.23e-4 of
+/// δ wide against the tolerance of 1e-4. Merged with outcomes across 0 instead, it lands
+/// on its grid point: every step here meets the tolerance, and so does the default.
+#[test]
+fn a_sampled_discrete_gaussian_lower_end_holds_whatever_the_step() {
+    let spec = CompositionSpec::from_json_str(
+        r#"{"events":[{"mechanism":"discrete_gaussian","sigma":2,
+            "sampling":{"poisson":0.01},"count":1000}]}"#,
+    )
+    .unwrap();
+    let default = Accountant::new(&spec, AccountantOptions::default())
+        .unwrap()
+        .delta_for_epsilon(0.5)
+        .unwrap();
+    assert!(default.settings.tolerance_met, "{:?}", default);
+    for step in [4.7e-6, 5.2e-6, 8e-6] {
+        let options = AccountantOptions {
+            grid_step: Some(step),
+            ..AccountantOptions::default()
+        };
+        let delta = Accountant::new(&spec, options)
+            .unwrap()
+            .delta_for_epsilon(0.5)
+            .unwrap()
+            .delta;
+        // Every grid's bracket holds the default's (both are guaranteed).
+        assert!(
+            delta.lower <= default.delta.upper && delta.upper >= default.delta.lower,
+            "step {step:e}: [{:e}, {:e}] against the default's {:?}",
+            delta.lower,
+            delta.upper,
+            default.delta
+        );
+        assert!(
+            delta.upper - delta.lower <= 1e-4 * delta.upper,
+            "step {step:e}: [{:e}, {:e}]",
+            delta.lower,
+            delta.upper
+        );
+    }
+}
