@@ -289,3 +289,26 @@ fn a_sampled_discrete_gaussian_lower_end_holds_whatever_the_step() {
         );
     }
 }
+
+/// A Poisson-sampled discrete Gaussian at a small rate (σ 4, q 1e-3, 1000 runs, δ(0.0216)):
+/// the grid limits were judged with the unsampled Gaussian's rough loss range (5.03 nats,
+/// where the atoms span 0.00965) and stopped the refinement at a step of 2.4e-6 nats, "grid
+/// size limit", [9.88474e-6, 9.89053e-6] (5.9e-4 of δ wide). With the atoms' own span the
+/// default meets the tolerance, within the old bracket.
+#[test]
+fn a_sampled_discrete_gaussian_at_a_small_rate_is_refined_to_the_tolerance() {
+    let spec = CompositionSpec::from_json_str(
+        r#"{"events":[{"mechanism":"discrete_gaussian","sigma":4,
+            "sampling":{"poisson":0.001},"count":1000}]}"#,
+    )
+    .unwrap();
+    let answer = Accountant::new(&spec, AccountantOptions::default())
+        .unwrap()
+        .delta_for_epsilon(0.0216)
+        .unwrap();
+    assert!(answer.settings.tolerance_met, "{answer:?}");
+    assert!(
+        answer.delta.lower >= 9.88474e-6 && answer.delta.upper <= 9.89053e-6,
+        "{answer:?}"
+    );
+}

@@ -1125,7 +1125,7 @@ impl Accountant {
         // estimate counts the tasks held at once), otherwise one after the other here.
         let budget = self.options.memory_budget_bytes() as f64;
         // (No tails are merged here: the loss ranges are judged untruncated.)
-        let pmfs = if self.plan.memory_estimate(step, 0, None) <= budget {
+        let pmfs = if self.plan.memory_estimate(step, 0, None, tail_mass) <= budget {
             compute()
         } else {
             parallel::serially(compute)
@@ -1367,7 +1367,9 @@ impl Accountant {
                 let fits = (self.options.memory_budget_bytes() / (4 * 2 * 24)) as usize;
                 atoms.lower_power_by_squaring(count, most.min(fits))
             })
-            .map(Arc::new);
+            // Without the extremes the truncation leaves out of a run anyway, so that the
+            // group fits finer grids (see `LossAtoms::lower_trimmed`).
+            .map(|(atoms, runs)| Arc::new((atoms.lower_trimmed(tail_mass), runs)));
         if kept.len() >= KEPT_LOWER_GROUPS {
             kept.remove(0);
         }
@@ -1838,6 +1840,7 @@ impl Accountant {
         &self,
         step: f64,
         tail_mass: Option<f64>,
+        truncation: f64,
         points: usize,
         bytes: f64,
     ) -> Option<f64> {
@@ -1861,7 +1864,7 @@ impl Accountant {
             && fine_points * self.plan.distinct_factors() as f64 <= FINE_UPPER_WORK
             // (beside the next grid's evaluation, when computed speculatively)
             && bytes * (growth + 1.0) <= self.options.memory_budget_bytes() as f64
-            && self.plan.fits(fine_step, tail_mass);
+            && self.plan.fits(fine_step, tail_mass, truncation);
         cheap.then_some(fine_step)
     }
 
@@ -2149,6 +2152,7 @@ impl Accountant {
             .cheap_finer_step(
                 probe.step,
                 range_tail(grid.tail_mass, grid.merge_budget),
+                grid.tail_mass,
                 upper.len(),
                 peak,
             )
@@ -2236,7 +2240,9 @@ impl Accountant {
             // The first grid's memory from the events' loss ranges (later grids are checked
             // from the measured sizes before they are chosen, below).
             if refinements == 0 {
-                let needed = self.plan.memory_estimate(step, tilts, range_tail);
+                let needed = self
+                    .plan
+                    .memory_estimate(step, tilts, range_tail, tail_mass);
                 if needed > budget {
                     if fixed.is_none() && coarsenings < MAX_COARSENINGS && step < MAX_GRID_STEP {
                         step = self.plan.aligned_step((step * 4.0).min(MAX_GRID_STEP));
@@ -2267,7 +2273,10 @@ impl Accountant {
                 // The first grid as predicted, if it fits the budget.
                 if let Some(FineFirst { first_step, .. }) = first {
                     if first_step != step
-                        && self.plan.memory_estimate(first_step, tilts, range_tail) <= budget
+                        && self
+                            .plan
+                            .memory_estimate(first_step, tilts, range_tail, tail_mass)
+                            <= budget
                     {
                         step = first_step;
                         grid.step = first_step;
@@ -2275,7 +2284,7 @@ impl Accountant {
                 }
                 let speculate = match (fixed, previous, fine_tried) {
                     (None, Some((s, p, b)), false) => self
-                        .cheap_finer_step(s, range_tail, p, b)
+                        .cheap_finer_step(s, range_tail, tail_mass, p, b)
                         .filter(|&fine_step| step > fine_step),
                     _ => None,
                 };
@@ -2567,7 +2576,7 @@ impl Accountant {
                 // 3.53e-5, which fits, 0.03265).
                 let fitting = (step * bytes / budget)
                     .max(step * points as f64 / MAX_REFINED_POINTS as f64)
-                    .max(self.plan.finest_fitting_step(range_tail))
+                    .max(self.plan.finest_fitting_step(range_tail, tail_mass))
                     .max(double_double);
                 let meets_at = |s: f64| width * (s / step).powi(2) <= wanted;
                 let worth_it = fitting <= 0.8 * step
@@ -2582,7 +2591,7 @@ impl Accountant {
                 }
                 // The composed grids grow like 1/step: stop before one would exceed the limits.
                 let too_large = points as f64 * (step / next) > MAX_REFINED_POINTS as f64
-                    || !self.plan.fits(next, range_tail);
+                    || !self.plan.fits(next, range_tail, tail_mass);
                 (next, too_large)
             };
             let (mut next, mut too_large) = next_at(range_tail);
@@ -2611,7 +2620,7 @@ impl Accountant {
                 let finer = match (met, fixed, fine_tried) {
                     (_, _, true) => fine_upper,
                     (true, None, false) if bracket.width() > wanted / 1000.0 => self
-                        .cheap_finer_step(step, range_tail, points, bytes)
+                        .cheap_finer_step(step, range_tail, tail_mass, points, bytes)
                         .and_then(|fine_step| {
                             self.upper_only(grid, fine_step, add_upper, &query, &charged, &target)
                         }),

@@ -665,8 +665,8 @@ impl Plan {
         let cheap = self.widest_loss_width() / FIRST_GRID_POINTS as f64;
         let rough = (0.02 / k as f64).sqrt().clamp(1e-5, 2e-2);
         let step = match (self.narrowest_sampled_spread(), tail_mass) {
-            (Some(spread), Some(_)) if spread < NARROW_SPREAD * rough => {
-                let finest = (self.widest_loss_range(tail_mass) + WIDTH_SLACK)
+            (Some(spread), Some(truncation)) if spread < NARROW_SPREAD * rough => {
+                let finest = (self.widest_loss_range(tail_mass, truncation) + WIDTH_SLACK)
                     / NARROW_FIRST_GRID_POINTS as f64;
                 spread.max(finest).min(rough.max(cheap.min(1.0)))
             }
@@ -1007,13 +1007,13 @@ impl Plan {
     /// (rough, per mechanism): twice the widest single event's loss range
     /// ([`Plan::widest_loss_range`]) in fewer than [`MAX_GRID_POINTS`] steps. (The composed
     /// grids are checked from their measured sizes.)
-    pub(super) fn fits(&self, step: f64, tail_mass: Option<f64>) -> bool {
-        2.0 * self.widest_loss_range(tail_mass) / step < MAX_GRID_POINTS as f64
+    pub(super) fn fits(&self, step: f64, tail_mass: Option<f64>, truncation: f64) -> bool {
+        2.0 * self.widest_loss_range(tail_mass, truncation) / step < MAX_GRID_POINTS as f64
     }
 
     /// The step below which [`Plan::fits`] fails.
-    pub(super) fn finest_fitting_step(&self, tail_mass: Option<f64>) -> f64 {
-        2.0 * self.widest_loss_range(tail_mass) / MAX_GRID_POINTS as f64
+    pub(super) fn finest_fitting_step(&self, tail_mass: Option<f64>, truncation: f64) -> f64 {
+        2.0 * self.widest_loss_range(tail_mass, truncation) / MAX_GRID_POINTS as f64
     }
 
     /// Estimated peak bytes of an evaluation on a grid of step `step`, truncated at
@@ -1022,7 +1022,13 @@ impl Plan {
     /// tasks at once (see [`super::task_bytes`]). (With a sampled Gaussian's unsampled
     /// width, σ 1, q 1e-6, 10⁴ steps at a fixed step of 2e-6 nats was refused as needing
     /// 2 GiB; its PMFs hold about 700 points.)
-    pub(super) fn memory_estimate(&self, step: f64, tilts: usize, tail_mass: Option<f64>) -> f64 {
+    pub(super) fn memory_estimate(
+        &self,
+        step: f64,
+        tilts: usize,
+        tail_mass: Option<f64>,
+        truncation: f64,
+    ) -> f64 {
         // No grid holds losses beyond ±LOSS_LIMIT.
         let points = |width: f64| {
             (width.min(2.0 * crate::pmf::grid_pmf::LOSS_LIMIT + 1.0) / step)
@@ -1032,7 +1038,7 @@ impl Plan {
         let widths: Vec<usize> = self
             .groups
             .iter()
-            .map(|g| points(g.component.loss_range(tail_mass) + WIDTH_SLACK))
+            .map(|g| points(g.component.loss_range(tail_mass, truncation) + WIDTH_SLACK))
             .chain(
                 self.gaussian_mu
                     .map(|mu| points(gaussian_range(mu) + WIDTH_SLACK)),
@@ -1066,10 +1072,10 @@ impl Plan {
     /// slack, the finest step that fits was 4.8e-7 nats for every event, however narrow its
     /// losses: Poisson-sampled Laplace noise with losses within ±4.3e-6 nats, whose heavy
     /// atoms need a step of 1.5e-7 (see [`Plan::aligned_step`]), could not get it.
-    fn widest_loss_range(&self, tail_mass: Option<f64>) -> f64 {
+    fn widest_loss_range(&self, tail_mass: Option<f64>, truncation: f64) -> f64 {
         self.groups
             .iter()
-            .map(|g| g.component.loss_range(tail_mass))
+            .map(|g| g.component.loss_range(tail_mass, truncation))
             .chain(self.gaussian_mu.map(gaussian_range))
             .fold(0.0, f64::max)
     }
@@ -1697,8 +1703,23 @@ impl Component {
     /// (grids that merge nothing) keeps the rough width: every far-tail node then costs a
     /// landing of the lower bound's atoms, and σ 0.6, q 1e-6, 10⁶ steps, δ(0.0097) took
     /// 16.8 s on the grid the truncated range allowed when δ(ε) queries merged nothing.
-    fn loss_range(&self, tail_mass: Option<f64>) -> f64 {
+    ///
+    /// A Poisson-sampled discrete Gaussian's range is that of its atoms at the grid's
+    /// truncation mass `truncation`, which sampling narrows too: with the unsampled
+    /// Gaussian's rough width (5.03 nats at σ 4, where the atoms span 0.00965 at a truncation
+    /// of 1e-16), σ 4, q 1e-3, 1000 runs, δ(0.0216) stopped at a step of 2.4e-6 nats, "grid
+    /// size limit", 5.9e-4 of δ wide against the tolerance of 1e-4.
+    fn loss_range(&self, tail_mass: Option<f64>, truncation: f64) -> f64 {
         match (self, tail_mass) {
+            // Its atoms at the grid's truncation mass `truncation`.
+            (
+                &Component::DiscreteGaussian {
+                    sigma,
+                    sensitivity,
+                    pair: pair @ IntegerPair::Poisson(_),
+                },
+                _,
+            ) => discrete::discrete_gaussian_loss_span(sigma, sensitivity, pair, truncation),
             (Component::SubsampledGaussian(m), Some(tail_mass)) => {
                 sampled_gaussian_range(m, tail_mass)
             }
@@ -2053,7 +2074,7 @@ mod tests {
                 };
                 let unsampled = gaussian_range(m.base().mu());
                 for tail_mass in [1e-14, 1e-20] {
-                    let range = component.loss_range(Some(tail_mass));
+                    let range = component.loss_range(Some(tail_mass), tail_mass);
                     let at = format!("σ {sigma}, q {rate}, tail {tail_mass}");
                     assert!(range <= unsampled, "{at}: {range}");
                     if rate <= 1e-5 && sigma >= 1.0 {

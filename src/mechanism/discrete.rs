@@ -246,7 +246,7 @@ pub fn discrete_gaussian(
     pair: IntegerPair,
     tail_mass: f64,
 ) -> Result<LossAtoms> {
-    let reach = (sigma * (2.0 * (4.0 / tail_mass).ln()).sqrt()).ceil() + 1.0;
+    let reach = discrete_gaussian_reach(sigma, tail_mass);
     if reach > MAX_GRID_POINTS as f64 {
         return Err(too_many(reach));
     }
@@ -256,6 +256,47 @@ pub fn discrete_gaussian(
         pair,
         reach as i64,
     )
+}
+
+/// `T = ⌈σ·√(2 ln(4/τ))⌉ + 1`: [`discrete_gaussian`] lists the atoms of `|x| ≤ T + Δ` at
+/// truncation mass τ.
+fn discrete_gaussian_reach(sigma: f64, tail_mass: f64) -> f64 {
+    (sigma * (2.0 * (4.0 / tail_mass).ln()).sqrt()).ceil() + 1.0
+}
+
+/// The span (nats) between the largest and the smallest finite loss of
+/// [`discrete_gaussian`]'s atoms for `pair` at truncation mass `tail_mass` (either order:
+/// ADD's losses are REMOVE's negated), for grid-size estimates. Unsampled, the window's
+/// ends have losses `Δ(2T + Δ)/(2σ²)` and `−Δ(2T + 3Δ)/(2σ²)`; Poisson sampling at rate r
+/// maps each loss ℓ to `ln(1 − r + r·e^ℓ)`, which narrows the span a great deal at small
+/// rates (σ 4, r 1e-3, τ 1e-16: 0.00965 nats, against 4.625 unsampled).
+pub fn discrete_gaussian_loss_span(
+    sigma: f64,
+    sensitivity: u64,
+    pair: IntegerPair,
+    tail_mass: f64,
+) -> f64 {
+    let reach = discrete_gaussian_reach(sigma, tail_mass);
+    let d = sensitivity as f64;
+    let scale = 2.0 * sigma * sigma;
+    let (top, bottom) = (
+        d * (2.0 * reach + d) / scale,
+        -d * (2.0 * reach + 3.0 * d) / scale,
+    );
+    match pair {
+        IntegerPair::Plain => top - bottom,
+        IntegerPair::Poisson(r) => {
+            // ln(1 − r + r·e^ℓ), without overflow for large ℓ.
+            let sampled = |l: f64| {
+                if l > 0.0 {
+                    l + (r + (1.0 - r) * (-l).exp()).ln()
+                } else {
+                    (r * l.exp_m1()).ln_1p()
+                }
+            };
+            sampled(top) - sampled(bottom)
+        }
+    }
 }
 
 fn too_many(points: f64) -> Error {
@@ -346,4 +387,49 @@ fn integer_noise(
 /// The pair given as two lists of outcome probabilities, REMOVE = `p‖q` and ADD = `q‖p`.
 pub fn pmf_pair(p: &[f64], q: &[f64]) -> LossAtoms {
     LossAtoms::from_pair(p, q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The span from the window's ends is the span of the atoms listed, sampled or not, at
+    /// the truncation masses queries use (at least that span where the window's end masses
+    /// underflow).
+    #[test]
+    fn discrete_gaussian_loss_span_is_the_atoms_span() {
+        for sigma in [0.5, 1.0, 4.0, 30.0] {
+            for sensitivity in [1, 3] {
+                for pair in [
+                    IntegerPair::Plain,
+                    IntegerPair::Poisson(1e-3),
+                    IntegerPair::Poisson(0.3),
+                ] {
+                    for tail_mass in [1e-16, 1e-300] {
+                        let atoms = discrete_gaussian(sigma, sensitivity, pair, tail_mass).unwrap();
+                        let losses = atoms.atoms().iter().map(|a| a.loss);
+                        let top = losses.clone().fold(f64::NEG_INFINITY, f64::max);
+                        let bottom = losses.fold(f64::INFINITY, f64::min);
+                        let span = discrete_gaussian_loss_span(sigma, sensitivity, pair, tail_mass);
+                        // (At 1e-300 the window's end masses can underflow, and those
+                        // atoms are not listed: the span may then only be wider.)
+                        let listed = top - bottom;
+                        let holds = if tail_mass < 1e-100 {
+                            span >= listed * (1.0 - 1e-9)
+                        } else {
+                            (span - listed).abs() <= 1e-9 * listed
+                        };
+                        assert!(
+                            holds,
+                            "σ {sigma}, Δ {sensitivity}, {pair:?}, τ {tail_mass}: {span} \
+                             against [{bottom}, {top}]"
+                        );
+                    }
+                }
+            }
+        }
+        let narrowed = discrete_gaussian_loss_span(4.0, 1, IntegerPair::Poisson(1e-3), 1e-16);
+        let unsampled = discrete_gaussian_loss_span(4.0, 1, IntegerPair::Plain, 1e-16);
+        assert!((narrowed - 0.00965).abs() < 5e-5 && (unsampled - 4.625).abs() < 1e-9);
+    }
 }
