@@ -285,6 +285,8 @@ pub fn discrete_gaussian_loss_span(
     );
     match pair {
         IntegerPair::Plain => top - bottom,
+        // (A rate of 1, as a fixed batch of the whole dataset gives, is the plain pair.)
+        IntegerPair::Poisson(r) if r >= 1.0 => top - bottom,
         IntegerPair::Poisson(r) => {
             // ln(1 − r + r·e^ℓ), without overflow for large ℓ.
             let sampled = |l: f64| {
@@ -428,6 +430,11 @@ mod tests {
                 }
             }
         }
+        let whole = discrete_gaussian_loss_span(4.0, 1, IntegerPair::Poisson(1.0), 1e-16);
+        assert_eq!(
+            whole,
+            discrete_gaussian_loss_span(4.0, 1, IntegerPair::Plain, 1e-16)
+        );
         let narrowed = discrete_gaussian_loss_span(4.0, 1, IntegerPair::Poisson(1e-3), 1e-16);
         let unsampled = discrete_gaussian_loss_span(4.0, 1, IntegerPair::Plain, 1e-16);
         assert!((narrowed - 0.00965).abs() < 5e-5 && (unsampled - 4.625).abs() < 1e-9);
