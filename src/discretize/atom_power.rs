@@ -173,12 +173,10 @@ impl LossAtoms {
             (LossAtoms::from_atoms(atoms, infinite.0, infinite.1), runs)
         })
     }
-}
 
-impl LossAtoms {
     /// For the lower bound only: these atoms without their extremes, the largest losses
     /// while their P-mass sums to at most `mass` and the smallest while their Q-mass does
-    /// (the infinite masses kept).
+    /// (the infinite masses kept, any tail regions left out).
     ///
     /// Why: a group of runs ([`LossAtoms::lower_power_by_squaring`]) spans its runs' losses
     /// that many times over, out to combinations of masses far below any truncation, and a
@@ -191,8 +189,8 @@ impl LossAtoms {
     /// Leaving outcomes out only lowers every δ, here and in every composition: every δ read
     /// from the result is at most the truth. It is no upper bound.
     pub fn lower_trimmed(&self, mass: f64) -> LossAtoms {
-        let mut atoms = self.atoms().to_vec();
-        atoms.sort_unstable_by(|x, y| x.loss.total_cmp(&y.loss));
+        // (`atoms()` is sorted by increasing loss.)
+        let atoms = self.atoms();
         let (mut low, mut high) = (0, atoms.len());
         let mut dropped = 0.0;
         while high > 0 && dropped + atoms[high - 1].p <= mass {
