@@ -12,7 +12,11 @@ impl CompositionSpec {
     /// - shuffled batches: no upper bound with amplification is known;
     /// - random allocation with 1 < k < t participations: no exact construction is known;
     /// - truncated Poisson sampling whose batches are expected to be cut in at least
-    ///   [`NEGLIGIBLE_CUT_STEPS`] of an event's steps (one note per such event).
+    ///   [`NEGLIGIBLE_CUT_STEPS`] of an event's steps (one note per such event);
+    /// - mechanisms accounted through a guarantee (`zcdp`, `rdp_curve`,
+    ///   `laplace_log_normal`, `student_t` and `cauchy`, `exponential`): the upper bound holds
+    ///   for every mechanism with the guarantee, the lower bound for one of them or for none
+    ///   (one note per kind present).
     pub fn caveats(&self) -> Vec<String> {
         let mut caveats = Vec::new();
         if self
@@ -36,9 +40,57 @@ impl CompositionSpec {
                 event.sampling().truncated_poisson_parameters()?;
             truncation_caveat(rate, max_batch_size, dataset_size, event.count())
         }));
+        caveats.extend(
+            GUARANTEE_CAVEATS
+                .iter()
+                .filter(|(names, _)| {
+                    self.events()
+                        .iter()
+                        .any(|event| names.contains(&event.mechanism().name()))
+                })
+                .map(|(_, caveat)| caveat.to_string()),
+        );
         caveats
     }
 }
+
+/// Why a composition with a mechanism accounted through its guarantee has a bracket that
+/// the grid cannot narrow, by the mechanisms' names in the specification: the upper bound
+/// is the worst case over every mechanism with the guarantee, the lower bound that of one
+/// mechanism that has it (or none, when nothing is known of the mechanism itself).
+const GUARANTEE_CAVEATS: [(&[&str], &str); 4] = [
+    (
+        &["zcdp", "rdp_curve"],
+        "zcdp and rdp_curve events are known only by their Rényi guarantee. The upper bound \
+         holds for every mechanism with the guarantee; the lower bound is that of one \
+         mechanism that has it (the Gaussian mechanism whose Rényi divergences stay within \
+         it): it bounds the worst case, not your mechanism, which may leak less. The bracket can stay wide whatever the grid: \
+         publish the upper end.",
+    ),
+    (
+        &["laplace_log_normal"],
+        "laplace_log_normal is accounted by its zCDP guarantee, ρ = ½(t/σ + e^{3σ²/2}·s)². \
+         The upper bound holds for every ρ-zCDP mechanism; no lower bound is known for the \
+         mechanism itself, so the lower bound counts it as releasing nothing. The bracket can \
+         stay wide whatever the grid: publish the upper end.",
+    ),
+    (
+        &["student_t", "cauchy"],
+        "student_t and cauchy noise are accounted by their ε-DP guarantee (the upper bound \
+         takes randomized response at that ε, the worst ε-DP mechanism); no lower bound is \
+         known for the mechanisms themselves, so the lower bound counts them as releasing \
+         nothing. The bracket can stay wide whatever the grid: publish the upper end.",
+    ),
+    (
+        &["exponential"],
+        "exponential selections are accounted as ε-bounded range. Selections at one ε and \
+         nothing else (up to about 4000 of them) are bracketed by the optimal adaptive \
+         composition, computed on a lattice of losses; otherwise each selection is accounted \
+         by one pair that dominates every ε-bounded-range mechanism, and the lower bound \
+         takes the exponential mechanism over two outputs (randomized response at ε/2). The \
+         bracket can stay wide whatever the grid: publish the upper end.",
+    ),
+];
 
 /// Why random allocation with several participations per epoch has a bracket a few
 /// percent wide.
@@ -140,5 +192,49 @@ mod tests {
         let huge =
             truncation_caveat(1e-6, 1, 1_000_000_000_000, 1_000_000_000_000).expect("cuts matter");
         assert!(huge.contains("B ≥ "), "{huge}");
+    }
+
+    /// Each kind of mechanism accounted through its guarantee adds its note once, in the
+    /// fixed order, however many events have it; the notes say which end to publish; a
+    /// composition of exact mechanisms gets none.
+    #[test]
+    fn guarantee_notes_name_each_kind_once() -> crate::error::Result<()> {
+        use crate::spec::MechanismSpec;
+        let exact = CompositionSpec::add_remove()
+            .event(MechanismSpec::gaussian(1.0)?.poisson(0.01)?.repeat(100)?)
+            .event(MechanismSpec::eps_delta(0.5, 1e-7)?)
+            .build()?;
+        assert!(exact.caveats().is_empty(), "{:?}", exact.caveats());
+        let mixed = CompositionSpec::add_remove()
+            .event(MechanismSpec::exponential(1.0)?.repeat(3)?)
+            .event(MechanismSpec::cauchy(0.1, 0.0)?)
+            .event(MechanismSpec::zcdp(0.1)?.repeat(2)?)
+            .event(MechanismSpec::student_t(3.0, 0.1, 0.0)?)
+            .event(MechanismSpec::rdp_curve(vec![2.0, 8.0], vec![0.1, 0.4])?)
+            .event(MechanismSpec::laplace_log_normal(0.6, 0.2, 0.2)?)
+            .event(MechanismSpec::gaussian(1.0)?.poisson(0.01)?.repeat(100)?)
+            .build()?;
+        let notes = mixed.caveats();
+        let starts: Vec<&str> = notes
+            .iter()
+            .map(|note| note.split_whitespace().next().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            starts,
+            ["zcdp", "laplace_log_normal", "student_t", "exponential"],
+            "{notes:?}"
+        );
+        assert!(
+            notes
+                .iter()
+                .all(|note| note.ends_with("publish the upper end.")),
+            "{notes:?}"
+        );
+        // One kind alone: its note only.
+        let zcdp_alone = CompositionSpec::add_remove()
+            .event(MechanismSpec::rdp_curve(vec![2.0], vec![0.1])?)
+            .build()?;
+        assert_eq!(zcdp_alone.caveats(), [GUARANTEE_CAVEATS[0].1]);
+        Ok(())
     }
 }
