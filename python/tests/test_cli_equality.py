@@ -48,6 +48,14 @@ WIDE_BY_NATURE = {
         "mechanism": "gaussian", "sigma": 1.1,
         "sampling": {"truncated_poisson": {"rate": 0.02, "max_batch_size": 25, "dataset_size": 1000}},
         "count": 100}]},
+    # Mechanisms accounted through their guarantee (each note starts with their names).
+    "zcdp and rdp_curve": {"events": [
+        {"mechanism": "zcdp", "rho": 0.05, "count": 2},
+        {"mechanism": "gaussian", "sigma": 1.0, "sampling": {"poisson": 0.01}, "count": 100}]},
+    "laplace_log_normal": {"events": [
+        {"mechanism": "laplace_log_normal", "sigma": 0.6, "s": 0.2, "t": 0.2}]},
+    "student_t and cauchy": {"events": [{"mechanism": "cauchy", "s": 0.1, "t": 0.0, "count": 3}]},
+    "exponential": {"events": [{"mechanism": "exponential", "epsilon": 0.5, "count": 4}]},
 }
 
 
