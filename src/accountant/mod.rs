@@ -2647,10 +2647,14 @@ impl Accountant {
                     // not narrow the bracket: that, not the size, is what the user can act
                     // on.)
                     Some("not narrowing")
+                } else if too_large || size_limited {
+                    // (Before the memory budget: where both stop the refinement, a larger
+                    // budget would not let it go on. A sampled discrete Gaussian, σ 1, q 0.01,
+                    // 5000 runs, δ(4.202): "memory budget" at a peak of 103 MiB of 2 GiB, and
+                    // "grid size limit" with 16 GB.)
+                    Some("grid size limit")
                 } else if over_budget {
                     Some("memory budget")
-                } else if too_large || size_limited {
-                    Some("grid size limit")
                 } else if refinements >= MAX_REFINEMENTS {
                     Some("refinement limit")
                 } else {
