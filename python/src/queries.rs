@@ -43,7 +43,8 @@ pub fn epsilon(
             Target::Epsilon,
         )?;
         let answer = Accountant::new(&spec, options)?.epsilon_for_delta(delta)?;
-        Ok((to_json(&answer), answer.to_string(), spec.caveats()))
+        let caveats = spec.caveats_at_delta(Some(delta));
+        Ok((to_json(&answer), answer.to_string(), caveats))
     })
 }
 
@@ -73,7 +74,8 @@ pub fn delta(
             Target::Delta,
         )?;
         let answer = Accountant::new(&spec, options)?.delta_for_epsilon(epsilon)?;
-        Ok((to_json(&answer), answer.to_string(), spec.caveats()))
+        let caveats = spec.caveats_at_delta(Some(answer.delta.upper));
+        Ok((to_json(&answer), answer.to_string(), caveats))
     })
 }
 
@@ -299,7 +301,8 @@ pub fn compare(
             rows,
             not_applicable: comparison.not_applicable.clone(),
         };
-        Ok((to_json(&report), comparison.to_string(), spec.caveats()))
+        let caveats = spec.caveats_at_delta(Some(comparison.delta));
+        Ok((to_json(&report), comparison.to_string(), caveats))
     })
 }
 

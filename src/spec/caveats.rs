@@ -12,12 +12,25 @@ impl CompositionSpec {
     /// - shuffled batches: no upper bound with amplification is known;
     /// - random allocation with 1 < k < t participations: no exact construction is known;
     /// - truncated Poisson sampling whose batches are expected to be cut in at least
-    ///   [`NEGLIGIBLE_CUT_STEPS`] of an event's steps (one note per such event);
+    ///   [`NEGLIGIBLE_CUT_STEPS`] of the steps (one note per sampling, the steps of the
+    ///   events sampled alike counted together);
     /// - mechanisms accounted through a guarantee (`zcdp`, `rdp_curve`,
     ///   `laplace_log_normal`, `student_t` and `cauchy`, `exponential`): the upper bound holds
     ///   for every mechanism with the guarantee, the lower bound for one of them or for none
     ///   (one note per kind present).
+    ///
+    /// [`CompositionSpec::caveats_at_delta`] adds the truncation notes that matter at one δ.
     pub fn caveats(&self) -> Vec<String> {
+        self.caveats_at_delta(None)
+    }
+
+    /// [`CompositionSpec::caveats`] for an answer at `delta` (the δ asked for, or the one
+    /// found): truncated Poisson sampling gets its note also where the expected cut steps,
+    /// fewer than [`NEGLIGIBLE_CUT_STEPS`], are at least δ/[`CUTS_AGAINST_DELTA`]. At small δ
+    /// rare cuts decide the upper bound (σ 0.616, q 0.01, B 700, n 60,000, two steps with
+    /// 6.8e-5 cut steps expected: ε(1e-8) in [3.98, 5.99]). `None`: the note's threshold
+    /// alone.
+    pub fn caveats_at_delta(&self, delta: Option<f64>) -> Vec<String> {
         let mut caveats = Vec::new();
         if self
             .events()
@@ -35,11 +48,22 @@ impl CompositionSpec {
         if several {
             caveats.push(SEVERAL_PARTICIPATIONS_CAVEAT.to_string());
         }
-        caveats.extend(self.events().iter().filter_map(|event| {
-            let (rate, max_batch_size, dataset_size) =
-                event.sampling().truncated_poisson_parameters()?;
-            truncation_caveat(rate, max_batch_size, dataset_size, event.count())
-        }));
+        // (Events sampled alike are one run of their steps together: one note, their counts
+        // added.)
+        let mut truncated: Vec<((f64, u64, u64), u64)> = Vec::new();
+        for event in self.events() {
+            if let Some(parameters) = event.sampling().truncated_poisson_parameters() {
+                match truncated.iter_mut().find(|(p, _)| *p == parameters) {
+                    Some((_, count)) => *count = count.saturating_add(event.count()),
+                    None => truncated.push((parameters, event.count())),
+                }
+            }
+        }
+        caveats.extend(truncated.into_iter().filter_map(
+            |((rate, max_batch_size, dataset_size), count)| {
+                truncation_caveat(rate, max_batch_size, dataset_size, count, delta)
+            },
+        ));
         caveats.extend(
             GUARANTEE_CAVEATS
                 .iter()
@@ -105,16 +129,28 @@ const SEVERAL_PARTICIPATIONS_CAVEAT: &str = "random allocation with 1 < k < t \
 /// "Truncated Poisson sampling").
 pub const NEGLIGIBLE_CUT_STEPS: f64 = 0.01;
 
+/// At an answer's δ, expected cut steps of at least δ over this many get the truncation note
+/// (see [`CompositionSpec::caveats_at_delta`]): the upper bound's cut branch, which happens
+/// with about that chance, can then move δ by more than a tenth of itself (two steps with
+/// 6.8e-5 cut steps expected: ε(1e-3) met its tolerance, ε(1e-5) did not).
+pub const CUTS_AGAINST_DELTA: f64 = 10.0;
+
 /// Why a truncated Poisson event's bracket is wide, when its batches are expected to be cut
-/// in at least [`NEGLIGIBLE_CUT_STEPS`] of its `count` steps: how many, what the two ends
-/// assume, and the smallest cap that would make cuts negligible. `None` when they already
-/// are.
+/// in at least [`NEGLIGIBLE_CUT_STEPS`] of its `count` steps (or, at an answer's `delta`,
+/// δ/[`CUTS_AGAINST_DELTA`] if that is fewer): how many, what the two ends assume, and the
+/// smallest cap that would make cuts negligible. `None` when they already are.
 fn truncation_caveat(
     rate: f64,
     max_batch_size: u64,
     dataset_size: u64,
     count: u64,
+    delta: Option<f64>,
 ) -> Option<String> {
+    let negligible_steps = delta
+        .filter(|d| d.is_finite() && *d > 0.0)
+        .map_or(NEGLIGIBLE_CUT_STEPS, |d| {
+            (d / CUTS_AGAINST_DELTA).min(NEGLIGIBLE_CUT_STEPS)
+        });
     // P(Bin(n, q) ≥ B), from above: the chance that a step's batch is cut on the larger
     // neighbour (n + 1 records; the n-record dataset's own chance is at most this).
     let larger = dataset_size.saturating_add(1);
@@ -122,12 +158,12 @@ fn truncation_caveat(
     let steps = count as f64;
     let expected = steps * cut(max_batch_size);
     // (A NaN tail gives no note either.)
-    if expected.is_nan() || expected < NEGLIGIBLE_CUT_STEPS {
+    if expected.is_nan() || expected < negligible_steps {
         return None;
     }
     // The smallest cap with negligible cuts: doubling, then bisection (the tail falls with
     // the cap; a cap above n never cuts).
-    let negligible = |cap: u64| cap >= larger || steps * cut(cap) < NEGLIGIBLE_CUT_STEPS;
+    let negligible = |cap: u64| cap >= larger || steps * cut(cap) < negligible_steps;
     let mut high = max_batch_size.max(1);
     while !negligible(high) {
         high = high.saturating_mul(2).min(larger);
@@ -139,16 +175,20 @@ fn truncation_caveat(
          {:.2e}). The upper bound lets each cut step expose the record at twice the clipping \
          norm; the lower bound is Poisson sampling at the chance of being kept. The truth lies \
          between, and only the upper end may be published. A larger cap narrows the \
-         bracket: with B ≥ {high}, fewer than {NEGLIGIBLE_CUT_STEPS} cut steps are expected.",
+         bracket: with B ≥ {high}, fewer than {} cut steps are expected.",
         significant(expected),
         cut(max_batch_size),
+        significant(negligible_steps),
     ))
 }
 
-/// A count for prose: two significant figures below 100, whole numbers above.
+/// A count for prose: two significant figures below 100 (as 6.8e-5 below 0.001), whole
+/// numbers above.
 fn significant(x: f64) -> String {
     if x >= 100.0 {
         format!("{x:.0}")
+    } else if x < 1e-3 {
+        format!("{:e}", format!("{x:.1e}").parse::<f64>().unwrap_or(x))
     } else {
         format!("{}", format!("{x:.2e}").parse::<f64>().unwrap_or(x))
     }
@@ -171,7 +211,7 @@ mod tests {
     #[test]
     fn truncation_note_names_the_smallest_cap_with_negligible_cuts() {
         let (q, n, steps) = (256.0 / 60_000.0, 60_000, 14_063);
-        let note = truncation_caveat(q, 300, n, steps).expect("cuts matter at B 300");
+        let note = truncation_caveat(q, 300, n, steps, None).expect("cuts matter at B 300");
         assert!(note.contains("about 54.5 of the 14063 steps"), "{note}");
         let cap: u64 = note
             .rsplit("B ≥ ")
@@ -182,16 +222,56 @@ mod tests {
         let expected = |b: u64| steps as f64 * truncation_probability(q, b, n + 1).upper;
         assert!(expected(cap) < NEGLIGIBLE_CUT_STEPS, "{note}");
         assert!(expected(cap - 1) >= NEGLIGIBLE_CUT_STEPS, "{note}");
-        assert_eq!(truncation_caveat(q, cap, n, steps), None);
+        assert_eq!(truncation_caveat(q, cap, n, steps, None), None);
         // A cap above the dataset never cuts.
-        assert_eq!(truncation_caveat(0.5, 101, 100, 1_000), None);
+        assert_eq!(truncation_caveat(0.5, 101, 100, 1_000, None), None);
         // Every batch cut (q = 1): only a cap above n makes cuts negligible.
-        let all = truncation_caveat(1.0, 10, 100, 5).expect("every step cuts");
+        let all = truncation_caveat(1.0, 10, 100, 5, None).expect("every step cuts");
         assert!(all.contains("B ≥ 101,"), "{all}");
         // Huge datasets and counts end (doubling, then bisection, both bounded).
-        let huge =
-            truncation_caveat(1e-6, 1, 1_000_000_000_000, 1_000_000_000_000).expect("cuts matter");
+        let huge = truncation_caveat(1e-6, 1, 1_000_000_000_000, 1_000_000_000_000, None)
+            .expect("cuts matter");
         assert!(huge.contains("B ≥ "), "{huge}");
+    }
+
+    /// At a small δ, rare cuts get the note too: two steps at q 0.01, B 700, n 60,000 expect
+    /// 6.8e-5 cut steps, below the spec-level threshold, and at δ 1e-8 their bracket was
+    /// [3.98, 5.99] with no note. The note's cap is then the smallest with fewer than δ/100
+    /// cut steps expected; at δ 1e-2 (and without a δ) there is none.
+    #[test]
+    fn rare_cuts_get_the_note_at_small_delta() -> crate::error::Result<()> {
+        use crate::spec::MechanismSpec;
+        let (q, b, n) = (0.01, 700, 60_000);
+        let spec = CompositionSpec::add_remove()
+            .event(MechanismSpec::gaussian(0.616)?.truncated_poisson(q, b, n)?)
+            .event(MechanismSpec::gaussian(2.74)?.truncated_poisson(q, b, n)?)
+            .build()?;
+        assert!(spec.caveats().is_empty());
+        assert!(spec.caveats_at_delta(Some(1e-3)).is_empty());
+        let notes = spec.caveats_at_delta(Some(1e-8));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("about 6.8e-5 of the 2 steps"),
+            "{notes:?}"
+        );
+        assert!(notes[0].contains("fewer than 1e-9 cut steps"), "{notes:?}");
+        let cap: u64 = notes[0]
+            .rsplit("B ≥ ")
+            .next()
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|number| number.parse().ok())
+            .expect("the note names a cap");
+        let expected = |cap: u64| 2.0 * truncation_probability(q, cap, n + 1).upper;
+        assert!(expected(cap) < 1e-9 && expected(cap - 1) >= 1e-9, "{cap}");
+        // The guarantee notes do not depend on δ.
+        assert_eq!(
+            CompositionSpec::add_remove()
+                .event(MechanismSpec::zcdp(0.1)?)
+                .build()?
+                .caveats_at_delta(Some(1e-12)),
+            [GUARANTEE_CAVEATS[0].1]
+        );
+        Ok(())
     }
 
     /// Each kind of mechanism accounted through its guarantee adds its note once, in the

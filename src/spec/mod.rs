@@ -128,7 +128,7 @@ mod sampling;
 mod sensitivity;
 mod serde_impls;
 
-pub use caveats::NEGLIGIBLE_CUT_STEPS;
+pub use caveats::{CUTS_AGAINST_DELTA, NEGLIGIBLE_CUT_STEPS};
 use checks::*;
 pub use composition::*;
 pub use event::*;

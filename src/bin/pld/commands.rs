@@ -67,8 +67,9 @@ pub fn run(command: Command, progress: &Progress) -> Result<String, Failure> {
 }
 
 fn epsilon(a: EpsilonArgs, progress: &Progress) -> Result<String, Failure> {
-    let input = read(&a.spec, progress)?;
+    let mut input = read(&a.spec, progress)?;
     let delta = input.delta(a.delta)?;
+    input.inputs.caveats = input.spec.caveats_at_delta(Some(delta));
     let accountant = Accountant::new(
         &input.spec,
         options(&a.accuracy, Target::Epsilon, progress)?,
@@ -87,12 +88,14 @@ fn epsilon(a: EpsilonArgs, progress: &Progress) -> Result<String, Failure> {
 }
 
 fn delta(a: DeltaArgs, progress: &Progress) -> Result<String, Failure> {
-    let input = read(&a.spec, progress)?;
+    let mut input = read(&a.spec, progress)?;
     let accountant = Accountant::new(&input.spec, options(&a.accuracy, Target::Delta, progress)?)?;
     let answer = {
         let _task = progress.task(format!("δ at ε = {}", a.epsilon), 0);
         accountant.delta_for_epsilon(a.epsilon)?
     };
+    // (The notes at the δ found: its upper end, the one to publish.)
+    input.inputs.caveats = input.spec.caveats_at_delta(Some(answer.delta.upper));
     Ok(render::render(
         &Echoed {
             report: &answer,
@@ -104,11 +107,12 @@ fn delta(a: DeltaArgs, progress: &Progress) -> Result<String, Failure> {
 
 fn compare(a: CompareArgs, progress: &Progress) -> Result<String, Failure> {
     let plot_file = plot::file::target(a.plot.as_deref())?;
-    let input = read(&a.spec, progress)?;
+    let mut input = read(&a.spec, progress)?;
     let delta = input.delta(a.delta)?;
     if a.delta.is_none() {
         progress.note(format!("δ = {delta:e} (the preset's; --delta changes it)"));
     }
+    input.inputs.caveats = input.spec.caveats_at_delta(Some(delta));
     let options = options(&a.accuracy, Target::Epsilon, progress)?;
     // Checked here so that bad options fail before the plot's work.
     Accountant::new(&input.spec, options)?;

@@ -25,7 +25,8 @@ pub struct Inputs {
     pub sampling: Vec<&'static str>,
     /// Why the bracket is wide by nature, when it is (shuffling: no bound with
     /// amplification is known; random allocation with 1 < k < t: no exact construction;
-    /// truncated Poisson sampling whose batches are expected to be cut).
+    /// truncated Poisson sampling whose batches are expected to be cut, at the answer's δ for
+    /// `epsilon`, `delta` and `compare`; mechanisms accounted through a guarantee).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub caveats: Vec<String>,
     /// The DP-SGD run, when it was given by flags.
