@@ -88,8 +88,8 @@ const GUARANTEE_CAVEATS: [(&[&str], &str); 4] = [
         "zcdp and rdp_curve events are known only by their Rényi guarantee. The upper bound \
          holds for every mechanism with the guarantee; the lower bound is that of one \
          mechanism that has it (the Gaussian mechanism whose Rényi divergences stay within \
-         it): it bounds the worst case, not your mechanism, which may leak less. The bracket can stay wide whatever the grid: \
-         publish the upper end.",
+         it): it bounds the worst case, not your mechanism, which may leak less. The \
+         bracket can stay wide whatever the grid: publish the upper end.",
     ),
     (
         &["laplace_log_normal"],
