@@ -23,6 +23,16 @@ use soundness_oracles as oracle;
 
 const RATE: f64 = 0.01;
 
+/// One event: a discrete Gaussian of scale `sigma` (sensitivity 1), Poisson-sampled at
+/// `rate`, run `count` times.
+fn sampled_discrete_gaussian(sigma: f64, rate: f64, count: u64) -> CompositionSpec {
+    CompositionSpec::from_json_str(&format!(
+        r#"{{"events":[{{"mechanism":"discrete_gaussian","sigma":{sigma},
+            "sampling":{{"poisson":{rate}}},"count":{count}}}]}}"#
+    ))
+    .unwrap()
+}
+
 fn phi(x: f64) -> f64 {
     0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
 }
@@ -253,11 +263,7 @@ fn grouped_runs_of_a_pair_off_the_grid_bound_delta_from_below() {
 /// on its grid point: every step here meets the tolerance, and so does the default.
 #[test]
 fn a_sampled_discrete_gaussian_lower_end_holds_whatever_the_step() {
-    let spec = CompositionSpec::from_json_str(
-        r#"{"events":[{"mechanism":"discrete_gaussian","sigma":2,
-            "sampling":{"poisson":0.01},"count":1000}]}"#,
-    )
-    .unwrap();
+    let spec = sampled_discrete_gaussian(2.0, 0.01, 1000);
     let default = Accountant::new(&spec, AccountantOptions::default())
         .unwrap()
         .delta_for_epsilon(0.5)
@@ -297,11 +303,7 @@ fn a_sampled_discrete_gaussian_lower_end_holds_whatever_the_step() {
 /// default meets the tolerance, within the old bracket.
 #[test]
 fn a_sampled_discrete_gaussian_at_a_small_rate_is_refined_to_the_tolerance() {
-    let spec = CompositionSpec::from_json_str(
-        r#"{"events":[{"mechanism":"discrete_gaussian","sigma":4,
-            "sampling":{"poisson":0.001},"count":1000}]}"#,
-    )
-    .unwrap();
+    let spec = sampled_discrete_gaussian(4.0, 0.001, 1000);
     let answer = Accountant::new(&spec, AccountantOptions::default())
         .unwrap()
         .delta_for_epsilon(0.0216)
@@ -320,11 +322,7 @@ fn a_sampled_discrete_gaussian_at_a_small_rate_is_refined_to_the_tolerance() {
 /// eight times as large the bracket is the same, and so is the reason given.
 #[test]
 fn a_refinement_stopped_by_the_grid_size_limit_does_not_blame_the_memory_budget() {
-    let spec = CompositionSpec::from_json_str(
-        r#"{"events":[{"mechanism":"discrete_gaussian","sigma":1,
-            "sampling":{"poisson":0.01},"count":5000}]}"#,
-    )
-    .unwrap();
+    let spec = sampled_discrete_gaussian(1.0, 0.01, 5000);
     let answer = |budget_mib: u64| {
         let options = AccountantOptions {
             memory_budget: Some(budget_mib << 20),

@@ -205,6 +205,15 @@ const SHUFFLE_CAVEAT: &str = "shuffled batches: no bound with amplification is k
 mod tests {
     use super::*;
 
+    /// The cap a truncation note names ("with B ≥ 715, …").
+    fn named_cap(note: &str) -> u64 {
+        note.rsplit("B ≥ ")
+            .next()
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|number| number.parse().ok())
+            .expect("the note names a cap")
+    }
+
     /// The cap named is the smallest with negligible cuts, checked against the tail itself
     /// (P(Bin(n, q) ≥ B) by the library, which the truncated Poisson tests hold against
     /// direct sums and scipy); rare cuts get no note.
@@ -213,12 +222,7 @@ mod tests {
         let (q, n, steps) = (256.0 / 60_000.0, 60_000, 14_063);
         let note = truncation_caveat(q, 300, n, steps, None).expect("cuts matter at B 300");
         assert!(note.contains("about 54.5 of the 14063 steps"), "{note}");
-        let cap: u64 = note
-            .rsplit("B ≥ ")
-            .next()
-            .and_then(|rest| rest.split(',').next())
-            .and_then(|number| number.parse().ok())
-            .expect("the note names a cap");
+        let cap = named_cap(&note);
         let expected = |b: u64| steps as f64 * truncation_probability(q, b, n + 1).upper;
         assert!(expected(cap) < NEGLIGIBLE_CUT_STEPS, "{note}");
         assert!(expected(cap - 1) >= NEGLIGIBLE_CUT_STEPS, "{note}");
@@ -236,8 +240,9 @@ mod tests {
 
     /// At a small δ, rare cuts get the note too: two steps at q 0.01, B 700, n 60,000 expect
     /// 6.8e-5 cut steps, below the spec-level threshold, and at δ 1e-8 their bracket was
-    /// [3.98, 5.99] with no note. The note's cap is then the smallest with fewer than δ/100
-    /// cut steps expected; at δ 1e-2 (and without a δ) there is none.
+    /// [3.98, 5.99] with no note. The note's cap is then the smallest with fewer than δ/10
+    /// cut steps expected; at δ 1e-3 (and without a δ) there is none. Two events sampled
+    /// alike get one note, their steps counted together.
     #[test]
     fn rare_cuts_get_the_note_at_small_delta() -> crate::error::Result<()> {
         use crate::spec::MechanismSpec;
@@ -255,12 +260,7 @@ mod tests {
             "{notes:?}"
         );
         assert!(notes[0].contains("fewer than 1e-9 cut steps"), "{notes:?}");
-        let cap: u64 = notes[0]
-            .rsplit("B ≥ ")
-            .next()
-            .and_then(|rest| rest.split(',').next())
-            .and_then(|number| number.parse().ok())
-            .expect("the note names a cap");
+        let cap = named_cap(&notes[0]);
         let expected = |cap: u64| 2.0 * truncation_probability(q, cap, n + 1).upper;
         assert!(expected(cap) < 1e-9 && expected(cap - 1) >= 1e-9, "{cap}");
         // The guarantee notes do not depend on δ.
