@@ -2873,7 +2873,7 @@ mod tests {
 
     /// At a fixed step, REMOVE's lower bound on 16h (the anchor a tilted upper power reads)
     /// is computed only where the tilt is predicted to pay: on DP-SGD σ 1, q 0.01 at
-    /// h = 1e-4, δ = 1e-5, at 10⁴ steps and not at 500 (always for δ(ε) queries). The PLD the
+    /// h = 1e-4, δ = 1e-5, at 10⁴ steps and not at 10³ (always for δ(ε) queries). The PLD the
     /// prediction discretized gives ADD's check the plain composition's PMF bit for bit, and
     /// without the anchor the bracket is the plain power's upper end and the grid 2h's lower
     /// end, bit for bit.
@@ -2888,7 +2888,7 @@ mod tests {
             range: &range,
             delta: None,
         };
-        for (steps, predicted) in [(500, false), (10_000, true)] {
+        for (steps, predicted) in [(1000, false), (10_000, true)] {
             let spec = CompositionSpec::dp_sgd(1.0, 0.01, steps, 1.0).expect("valid");
             let options = AccountantOptions {
                 grid_step: Some(1e-4),
