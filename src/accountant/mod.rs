@@ -664,6 +664,31 @@ impl Accountant {
         }
         let tolerance = self.options.tolerance;
         let target = |b: &Bracket| (tolerance.relative * b.upper).max(tolerance.absolute_epsilon);
+        // The mass at infinite loss alone exceeds δ: no finite ε, and no grid needed.
+        let floor = infinite_loss_floor(self.plan.spec());
+        if floor.remove > delta || floor.add > delta {
+            let epsilon = Bracket {
+                upper: f64::INFINITY,
+                lower: f64::INFINITY,
+            };
+            let mut settings = Settings::analytic(tolerance, epsilon, f64::INFINITY);
+            settings.method = "closed_form".into();
+            settings.upper_method = Some("infinite_loss".into());
+            settings.lower_method = Some("infinite_loss".into());
+            settings.tolerance_met = true;
+            settings.bracket_width = 0.0;
+            settings.worse_direction = match (floor.remove > delta, floor.add > delta) {
+                (true, true) => "both",
+                (true, false) => "remove",
+                _ => "add",
+            }
+            .into();
+            return Ok(EpsilonAnswer {
+                delta,
+                epsilon,
+                settings,
+            });
+        }
         if let Some((mu_lo, mu_hi)) = self.plan.analytic_mu() {
             // ε(δ) grows with μ: the upper bound at the largest μ, the lower at the smallest.
             let upper = analytic_gaussian::epsilon_upper_for_delta(mu_hi, delta);
@@ -2706,6 +2731,7 @@ impl Accountant {
 mod allocation;
 mod cache;
 mod filters;
+mod infinite_loss;
 mod ledger;
 mod parallel;
 mod plan;
@@ -2715,6 +2741,7 @@ mod shuffle;
 
 use cache::{GridKey, PldCache, Source};
 pub use filters::{GdpFilter, RdpFilter, FILTER_ORDERS};
+use infinite_loss::infinite_loss_floor;
 pub use ledger::{Budget, Ledger, LEDGER_FORMAT_VERSION};
 use parallel::parallel_map;
 use plan::{Component, Plan, TRUNCATION_SHARE};

@@ -193,6 +193,11 @@ const NEAR_ATOM_MIN_MU: f64 = 2.0;
 const NEAR_ATOM_BELOW_NODE: f64 = 0.4;
 
 impl Plan {
+    /// The specification the plan was built from.
+    pub(super) fn spec(&self) -> &CompositionSpec {
+        &self.spec
+    }
+
     pub(super) fn from_spec(spec: &CompositionSpec) -> Result<Plan> {
         let mut mu_squared = 0.0;
         let mut any_unsampled = false;

@@ -143,20 +143,21 @@ pub fn method(s: &Settings) -> String {
     };
     match s.upper_method.as_deref() {
         Some(upper) if s.grid_step.is_some() => {
-            format!("{method}; upper: {}", upper_method_name(upper))
+            format!("{method}; upper: {}", method_name(upper))
         }
         _ => method,
     }
 }
 
-/// A readable name of a settings' `upper_method`.
-fn upper_method_name(upper_method: &str) -> &str {
+/// A readable name of a settings' `upper_method` or `lower_method`.
+fn method_name(upper_method: &str) -> &str {
     match upper_method {
         "analytic_gaussian" => "exact Gaussian (closed form)",
         "rdp_conversion" => "RDP conversion",
         "zcdp_conversion" => "zCDP conversion",
         "optimal_composition" => "optimal composition (Kairouz, Oh & Viswanath)",
         "bounded_range_adaptive" => "optimal adaptive composition (bounded range)",
+        "infinite_loss" => "mass at infinite loss above δ",
         other => other,
     }
 }
@@ -192,11 +193,11 @@ fn settings(s: &Settings) -> String {
         None => "exact Gaussian (closed form)".to_string(),
     };
     let method = match s.upper_method.as_deref() {
-        Some(upper) => format!("{method}; upper bound: {}", upper_method_name(upper)),
+        Some(upper) => format!("{method}; upper bound: {}", method_name(upper)),
         None => method,
     };
     let method = match s.lower_method.as_deref() {
-        Some(other) => format!("{method}; lower bound: {other}"),
+        Some(other) => format!("{method}; lower bound: {}", method_name(other)),
         None => method,
     };
     let met = match (s.tolerance_met, s.stopped_by.as_deref()) {
