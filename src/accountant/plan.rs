@@ -1412,9 +1412,6 @@ impl Plan {
             .filter(|&tail| tail > 0.0)
     }
 
-    /// Whether a lower bound in the plan is loose by nature (shuffling; random allocation of
-    /// 1 < k < t steps; a mechanism known only by its guarantee), so that a bracket that stops
-    /// narrowing will not narrow further.
     /// Whether every event's single PMF costs a few CDF evaluations per grid point (a
     /// mechanism, a mixture, a pair of atoms), so that a grid's cost follows its composed
     /// size (not so for the epochs of random allocation and shuffling, nor for pairs built
@@ -1457,6 +1454,9 @@ impl Plan {
         self.groups.len() + usize::from(self.gaussian_mu.is_some())
     }
 
+    /// Whether a lower bound in the plan is loose by nature (shuffling; random allocation of
+    /// 1 < k < t steps; a mechanism known only by its guarantee), so that a bracket that stops
+    /// narrowing will not narrow further.
     pub(super) fn loose_by_nature(&self) -> bool {
         self.groups.iter().any(|g| match &g.component {
             Component::Shuffle(_) | Component::Guarantee(_) => true,
