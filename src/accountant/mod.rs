@@ -665,18 +665,15 @@ impl Accountant {
         let tolerance = self.options.tolerance;
         let target = |b: &Bracket| (tolerance.relative * b.upper).max(tolerance.absolute_epsilon);
         // The mass at infinite loss alone exceeds δ: no finite ε, and no grid needed.
-        let floor = infinite_loss_floor(self.plan.spec());
+        let floor = self.plan.infinite_loss;
         if floor.remove > delta || floor.add > delta {
             let epsilon = Bracket {
                 upper: f64::INFINITY,
                 lower: f64::INFINITY,
             };
-            let mut settings = Settings::analytic(tolerance, epsilon, f64::INFINITY);
-            settings.method = "closed_form".into();
-            settings.upper_method = Some("infinite_loss".into());
+            let mut settings =
+                self.closed_form_settings(epsilon, f64::INFINITY, Some("infinite_loss"));
             settings.lower_method = Some("infinite_loss".into());
-            settings.tolerance_met = true;
-            settings.bracket_width = 0.0;
             settings.worse_direction = match (floor.remove > delta, floor.add > delta) {
                 (true, true) => "both",
                 (true, false) => "remove",
@@ -2741,7 +2738,7 @@ mod shuffle;
 
 use cache::{GridKey, PldCache, Source};
 pub use filters::{GdpFilter, RdpFilter, FILTER_ORDERS};
-use infinite_loss::infinite_loss_floor;
+use infinite_loss::{infinite_loss_floor, InfiniteLossFloor};
 pub use ledger::{Budget, Ledger, LEDGER_FORMAT_VERSION};
 use parallel::parallel_map;
 use plan::{Component, Plan, TRUNCATION_SHARE};

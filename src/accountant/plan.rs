@@ -22,6 +22,9 @@ pub(super) struct Plan {
     /// has an RDP curve: the worst-case pairs of guarantees make the PLD lose to RDP in some
     /// mixes, and the conversion is a valid upper bound, so the accountant takes it too.
     pub(super) mixed_rdp: Option<crate::analytic::rdp::RdpCurve>,
+    /// Lower bounds on the composition's mass at infinite loss (a floor under every δ(ε),
+    /// see [`infinite_loss_floor`]).
+    pub(super) infinite_loss: InfiniteLossFloor,
     /// The spec, for the RDP curve of the whole composition computed when first asked for
     /// ([`Plan::rdp_fallback`]).
     spec: CompositionSpec,
@@ -193,11 +196,6 @@ const NEAR_ATOM_MIN_MU: f64 = 2.0;
 const NEAR_ATOM_BELOW_NODE: f64 = 0.4;
 
 impl Plan {
-    /// The specification the plan was built from.
-    pub(super) fn spec(&self) -> &CompositionSpec {
-        &self.spec
-    }
-
     pub(super) fn from_spec(spec: &CompositionSpec) -> Result<Plan> {
         let mut mu_squared = 0.0;
         let mut any_unsampled = false;
@@ -605,6 +603,7 @@ impl Plan {
             gaussian_mu_relative_error,
             groups,
             mixed_rdp,
+            infinite_loss: infinite_loss_floor(spec),
             spec: spec.clone(),
             rdp_fallback: std::sync::OnceLock::new(),
         })
