@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Side-by-side timing of `pld` and Google's dp_accounting 0.6.0 (see vs_dp_accounting.py),
+# Side-by-side timing of `pld` (whole process) and of the Python package (in-process) against
+# Google's dp_accounting 0.6.0 (see vs_dp_accounting.py),
 # then the engine against the realfft floor of its transforms (benches/fft_floor.rs).
 # Makes the pinned venv of the fixture generators (fixtures/.venv) if missing, builds the
 # release binary, then runs the comparison. Needs PyPI the first time.
@@ -14,6 +15,10 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install --disable-pip-version-check --quiet -r fixtures/requirements.txt
+# The Python package, for the in-process table (built from ./python as a user installs it;
+# its one dependency, numpy, is in the pinned environment already).
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" "$VENV/bin/python" -m pip install \
+  --disable-pip-version-check --quiet --force-reinstall --no-deps ./python
 cargo build --release --quiet --bin pld
 # `pld` is timed from a copy, as `cargo install` or a package places it, unless PLD names a
 # binary: the file the linker has just written starts about 5% slower than a copy of the
