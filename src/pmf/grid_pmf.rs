@@ -78,7 +78,10 @@ pub struct GridPmf {
 /// every δ: 1.8e-10 at 10⁵ runs, 1.8e-6 at 10⁹. Not covered by it, as before: the split of
 /// each bin between its two grid points and the far tails, where the rounding of the
 /// mechanism's argument is amplified (taken to be within the fixed
-/// [`crate::pmf::hockey_stick::FLOATING_POINT_ALLOWANCE`], not shown to be).
+/// [`crate::pmf::hockey_stick::FLOATING_POINT_ALLOWANCE`], not proven to be). Measured
+/// against mpmath at the grid nodes of one sampled Gaussian run (`tests/grid_node_rounding.rs`),
+/// its raw δ is at most 7e-15 below the exact one where δ ≥ 1e-6 (four times this bound),
+/// 5.8e-14 below down to δ 1e-20 and 8.7e-13 at δ 5e-95.
 pub const RUN_ROUNDING: f64 = 16.0 * (f64::EPSILON / 2.0);
 
 /// Largest compounded rounding kept (a factor `1 + c` that stays finite whatever it
