@@ -158,6 +158,33 @@ fn a_long_sampled_discrete_gaussian_of_wide_noise_has_a_tight_lower_end() {
     assert!(e.lower > 0.06924 && e.upper < 0.06936, "{e}");
 }
 
+/// δ(ε) of a Poisson-sampled discrete Gaussian, whose lower end converges about like the
+/// step (not its square): its relative tolerance (1e-4 of δ) needs steps near 5e-6 nats, and
+/// refinements stopped at their composed-grid limit (2²¹ points) with [9.997391e-6,
+/// 9.999211e-6], 1.8 target widths ("grid size limit"). A bracket that near its target may refine to
+/// twice that many points, and meets it.
+#[test]
+fn delta_of_a_sampled_discrete_gaussian_refines_past_the_usual_size_near_its_tolerance() {
+    let spec = pld_accountant::CompositionSpec::from_json_str(
+        r#"{"events":[{"mechanism":"discrete_gaussian","sigma":1.0,
+        "sampling":{"poisson":0.01},"count":1000}]}"#,
+    )
+    .unwrap();
+    let (default, fixed) = default_and_fixed(&spec, 1e-5);
+    let answer = default.delta_for_epsilon(1.82825).unwrap();
+    let d = answer.delta;
+    assert!(answer.settings.tolerance_met, "δ(1.82825) = {d}");
+    let reference = fixed.delta_for_epsilon(1.82825).unwrap().delta;
+    assert!(
+        d.upper >= reference.lower && d.lower <= reference.upper,
+        "δ(1.82825) = {d} and the fixed grid's {reference} do not overlap"
+    );
+    assert!(
+        d.lower > 9.9984e-6 && d.upper < 9.9993e-6,
+        "δ(1.82825) = {d}"
+    );
+}
+
 /// Whether a preset's bracket is wide by nature (shuffled batches: no bound with amplification
 /// is known, so no grid meets the tolerance).
 fn wide_by_nature(p: &pld_accountant::Preset) -> bool {
