@@ -2446,6 +2446,7 @@ impl Accountant {
             // finer grid made both bounds worse (see `patience` below).
             let outwards = previous_own
                 .is_some_and(|p: Bracket| bracket.lower < p.lower && bracket.upper > p.upper);
+            let prior_own = previous_own;
             previous_own = Some(bracket);
             // Every grid's bracket is guaranteed: keep the tightest ends seen so far, so that
             // a refinement never loosens either end.
@@ -2541,7 +2542,30 @@ impl Accountant {
             } else {
                 2
             };
-            let converged = !met && stalls >= patience;
+            // A plan whose lower end is loose by nature, once finer grids can no longer
+            // help: the upper end has settled (what the last refinement moved it,
+            // extrapolated like h², leaves under a twentieth of the target width to gain; the
+            // extrapolation matched the finer grids within 3% in the mixes measured) and the
+            // lower end, extrapolated like h (a generous guess), stays more than two target
+            // widths below it. Finer grids would only move the lower end towards a floor the
+            // tolerance cannot reach. (An exponential mechanism run 66 times beside one epoch
+            // of random allocation, σ 1.17, t 16, δ 1e-12: refined to 1.7e-5 nats, 16 s and
+            // 1 GB, for [3.655367, 3.862877]; it stops at 1.7e-3 nats in 1.6 s with
+            // [3.621938, 3.863012], the upper end 0.035 target widths above.)
+            let upper_settled = self.plan.loose_by_nature()
+                && !met
+                && match (prior_own, last_grid) {
+                    (Some(prior), Some((last_step, _))) if last_step > step => {
+                        let r = step / last_step;
+                        let upper_left = (prior.upper - own_upper).abs() * r * r / (1.0 - r * r);
+                        let own_lower = previous_own.map_or(bracket.lower, |b| b.lower);
+                        let lower_left = (own_lower - prior.lower).max(0.0) * r / (1.0 - r);
+                        upper_left <= wanted / 20.0
+                            && own_upper - upper_left - (own_lower + lower_left) > 2.0 * wanted
+                    }
+                    _ => false,
+                };
+            let converged = !met && (stalls >= patience || upper_settled);
             let give_up = fixed.is_some()
                 || met
                 || !width.is_finite()
@@ -2667,6 +2691,13 @@ impl Accountant {
                         .and_then(|fine_step| {
                             self.upper_only(grid, fine_step, add_upper, &query, &charged, &target)
                         }),
+                    // (Likewise when the upper end has settled above a lower end loose by
+                    // nature: the upper end is the answer.)
+                    (false, None, false) if upper_settled => self
+                        .cheap_finer_step(step, range_tail, tail_mass, points, bytes)
+                        .and_then(|fine_step| {
+                            self.upper_only(grid, fine_step, add_upper, &query, &charged, &target)
+                        }),
                     _ => None,
                 };
                 let (bracket, upper_grid_step, worse_direction) = match finer {
@@ -2685,6 +2716,8 @@ impl Accountant {
                     None
                 } else if stalled {
                     Some("round-off")
+                } else if upper_settled && stalls < patience {
+                    Some("upper end converged")
                 } else if converged || ((too_large || size_limited) && !over_budget && stalls > 0) {
                     // (Also when the grid size stops a refinement right after one that did
                     // not narrow the bracket: that, not the size, is what the user can act

@@ -156,7 +156,10 @@ pub struct Settings {
     /// the bracket and the transforms' round-off bound could explain its width),
     /// `"not narrowing"` (finer grids did not narrow the bracket by a tenth, twice in a row;
     /// three times, each at most half the step of the last, for heavy atoms off the grid's
-    /// lattice: its width is not the grid's), `"grid size limit"` (a refinement past
+    /// lattice: its width is not the grid's), `"upper end converged"` (a lower bound loose
+    /// by nature, e.g. of a mechanism known only by its guarantee: the upper end has settled
+    /// within a twentieth of the target width, extrapolated from the last refinement, and
+    /// the lower end stays far below it), `"grid size limit"` (a refinement past
     /// the size limits is first replaced by the finest grid within them),
     /// `"refinement limit"` or, for ε(δ), `"loss range"` (the answer lies past the grid's
     /// loss range of ±600 nats: the grid's lower end stops near 600 nats whatever the grid,
