@@ -12,7 +12,9 @@ seeded by SEED, and asks `pld epsilon` at default settings. A bracket that misse
 tolerance is expected only where the composition is wide by nature, which the answer then
 says in a `note:` line (JSON `inputs.caveats`): a case is flagged when it fails (exit code
 other than 0), or misses the tolerance with no note (or, for ε beyond the ±600 nats a grid
-holds, the stop reason "loss range"). Cases slower than 2 s are listed too
+holds, the stop reason "loss range"; or "mass at infinite loss", the upper end past that
+range with the lower end far below, the known limit of random allocation over a few steps
+below σ 1). Cases slower than 2 s are listed too
 (random allocation below σ 1 is, a known limit). The last line counts them.
 Exit code 1 if any case is flagged. Standard library only.
 """
@@ -116,8 +118,10 @@ def main():
         notes = answer["inputs"].get("caveats", [])
         if not settings["tolerance_met"]:
             unmet += 1
-            # ("loss range": ε beyond the ±600 nats any grid holds, which the reason names.)
-            if not notes and settings.get("stopped_by") != "loss range":
+            # ("loss range": ε beyond the ±600 nats any grid holds; "mass at infinite loss":
+            # the grid's upper bound charged more than δ to +∞ loss. The reason names both.)
+            if not notes and settings.get("stopped_by") not in ("loss range",
+                                                                "mass at infinite loss"):
                 flagged += 1
                 print(f"FLAGGED {label}: [{epsilon['lower']}, {epsilon['upper']}] not met "
                       f"({settings.get('stopped_by')}) and no note", flush=True)

@@ -3893,6 +3893,37 @@ fn an_epsilon_past_the_loss_range_says_so() {
     assert!(text.contains("NOT met: loss range"), "{text}");
 }
 
+/// An upper end past the loss range whose lower end is far below it is not put down to the
+/// answer lying there: one epoch of random allocation over two steps at σ 0.699 (a known
+/// limit: its lattice charges `Q(S′ = 0)` to ADD's +∞ loss, 1.6e-4 at a grid of 0.02) at
+/// δ 1e-3 says "mass at infinite loss", its lower end near 4.23 and its upper end the
+/// Gaussian without amplification. It said "ε lies past the grid's 600 nats".
+#[test]
+fn an_upper_end_held_by_mass_at_infinite_loss_says_so() {
+    let spec = r#"{"events": [{"mechanism": "gaussian", "sigma": 0.699,
+        "sampling": {"random_allocation": {"steps_per_epoch": 2}}}]}"#;
+    let args = ["epsilon", "--spec", "-", "--delta", "1e-3"];
+    let json = run_json(&[&args[..], &["--format", "json"]].concat(), Some(spec));
+    assert_eq!(json["settings"]["tolerance_met"], false, "{json}");
+    assert_eq!(
+        json["settings"]["stopped_by"], "mass at infinite loss",
+        "{json}"
+    );
+    assert_eq!(
+        json["settings"]["upper_method"], "analytic_gaussian",
+        "{json}"
+    );
+    let (upper, lower) = epsilon_bracket(&json, 1e-3);
+    let unamplified =
+        pld_accountant::mechanism::analytic_gaussian::epsilon_upper_for_delta(1.0 / 0.699, 1e-3);
+    assert!(
+        (4.2..4.3).contains(&lower) && (upper - unamplified).abs() <= 1e-12 * unamplified,
+        "[{lower}, {upper}] against the unamplified Gaussian's {unamplified}"
+    );
+    let text = run_ok(&args, Some(spec));
+    assert!(text.contains("NOT met: mass at infinite loss"), "{text}");
+}
+
 /// Counts may be written in exponent form (`--steps 1e4`), as people write 1e9; a count
 /// that is not a whole number is refused naming the flag.
 #[test]

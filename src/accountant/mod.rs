@@ -163,6 +163,12 @@ fn roundoff_may_matter(roundoff_mass: f64, target_delta_width: f64) -> bool {
     roundoff_mass.is_nan() || roundoff_mass >= 0.1 * target_delta_width
 }
 
+/// The grid's lower end at or above which an upper end past the loss range is put down to
+/// the answer lying there (`stopped_by` "loss range"); below it, to the mass the grid's
+/// upper bound charged to +∞ loss ("mass at infinite loss"). A lower end whose answer lies
+/// past the range stops within a few nats of [`LOSS_LIMIT`].
+const PAST_THE_RANGE_LOWER: f64 = 0.9 * LOSS_LIMIT;
+
 /// Whether the grid could not answer an ε(δ) query for lack of range: its bracket misses the
 /// tolerance with an upper end past the loss range ([`LOSS_LIMIT`], or infinite), the
 /// composed loss lying beyond what the grid holds. Judged on the grid's own bracket, before a
@@ -808,6 +814,7 @@ impl Accountant {
         // random allocation of 1 < k < t steps at δ 1e-12: the Gaussian without amplification
         // of every step gave 272.9, RDP 13.0).
         let grid_past_the_range = past_the_range(&epsilon, &settings);
+        let grid_lower = epsilon.lower;
         if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
             let closed_form = analytic_gaussian::epsilon_upper_for_delta(mu_hi, delta);
             take_closed_form_upper(
@@ -864,10 +871,19 @@ impl Accountant {
             // Its upper end was taken above, under its own method's name.
             take_closed_form_lower(&mut epsilon, &mut settings, closed_form.lower, target);
         }
-        // Say why when the answer lies past what the grid holds: its lower end stops near
-        // the top of the loss range whatever the grid, and no finer grid would help.
+        // Say why when the grid's upper end lies past what it holds. Either the answer does:
+        // the grid's lower end stops near the top of the loss range whatever the grid, and no
+        // finer grid would help ("loss range"). Or the grid's lower end lies far below it,
+        // and what the upper bound charged to +∞ loss (mass it could not place) exceeds δ:
+        // one epoch of random allocation, σ 0.696 over 4 steps, δ 1e-5, whose lattice puts
+        // `Q(S′ = 0)` at ADD's +∞ (see `discretize::random_allocation`), was bracketed in
+        // [5.315466, 6.698060] and said "ε lies past the grid's 600 nats".
         if grid_past_the_range && !settings.tolerance_met && settings.stopped_by.is_none() {
-            settings.stopped_by = Some("loss range".into());
+            settings.stopped_by = Some(if grid_lower < PAST_THE_RANGE_LOWER {
+                "mass at infinite loss".into()
+            } else {
+                "loss range".into()
+            });
         }
         Ok(EpsilonAnswer {
             delta,

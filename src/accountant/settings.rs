@@ -163,7 +163,11 @@ pub struct Settings {
     /// the size limits is first replaced by the finest grid within them),
     /// `"refinement limit"` or, for ε(δ), `"loss range"` (the answer lies past the grid's
     /// loss range of ±600 nats: the grid's lower end stops near 600 nats whatever the grid,
-    /// and the upper end is RDP's when every event has an RDP curve).
+    /// and the upper end is RDP's when every event has an RDP curve) or `"mass at infinite
+    /// loss"` (the grid's upper end is past that range too, but its lower end lies far below:
+    /// the mass its upper bound charged to +∞ loss, which it could not place, exceeds δ;
+    /// random allocation over a few steps below σ 1 is the known case, and the upper end is
+    /// then a closed form's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<Cow<'static, str>>,
     /// How the upper bound was computed when not by `method`: `"analytic_gaussian"` when the

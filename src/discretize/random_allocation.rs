@@ -96,8 +96,9 @@
 //! puts `Q(S′ = 0)` at ADD's +∞ and the lower bound cannot reach ADD losses beyond
 //! `−ln(Δ/t)`. σ 0.699, t 2, grid 0.02: `Q(S′ = 0)` is 1.6e-4 (the true Q(S/t < e^{−ε})
 //! falls only like the log-normal's lower tail), and one epoch at δ 1e-3 is bracketed in
-//! [4.2316, 4.9168], 18 epochs at δ 1e-5 in [34.07, 43.55], on every grid. A lattice in
-//! ln B near 0 would be needed.
+//! [4.2316, 4.9168], 18 epochs at δ 1e-5 in [34.07, 43.55], on every grid (the upper end
+//! the Gaussian without amplification; the answer's `stopped_by` says "mass at infinite
+//! loss"). A lattice in ln B near 0 would be needed.
 //!
 //! Known limit: δ(ε) over many epochs, whose tolerance is 1e-4 of δ, can stop narrowing
 //! short of it: 60 epochs of σ 1.1, t 235 give δ(2.34) in [9.637771e-6, 9.639919e-6] (2.2e-4

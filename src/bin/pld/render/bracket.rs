@@ -128,6 +128,10 @@ fn bracket_rows<'a>(
 pub fn tolerance(s: &Settings) -> String {
     match (s.tolerance_met, s.stopped_by.as_deref()) {
         (true, _) => "met".into(),
+        (false, Some("mass at infinite loss")) => "NOT met: mass at infinite loss (the grid's \
+             upper bound charges more than δ to +∞ loss, mass it could not place; its lower \
+             end lies far below the grid's 600 nats)"
+            .into(),
         (false, Some(limit)) => format!("NOT met: {limit}"),
         (false, None) => "NOT met: wider than asked".into(),
     }
@@ -209,6 +213,10 @@ fn settings(s: &Settings) -> String {
             "NOT met: loss range (ε lies past the grid's 600 nats; the lower end stops there)"
                 .into()
         }
+        (false, Some("mass at infinite loss")) => "NOT met: mass at infinite loss (the grid's \
+             upper bound charges more than δ to +∞ loss, mass it could not place; its lower \
+             end lies far below the grid's 600 nats)"
+            .into(),
         (false, Some(limit)) => format!("NOT met: {limit}"),
         (false, None) => "NOT met: the bracket is wider than asked".into(),
     };
