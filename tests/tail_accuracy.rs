@@ -185,6 +185,28 @@ fn delta_of_a_sampled_discrete_gaussian_refines_past_the_usual_size_near_its_tol
     );
 }
 
+/// The same at wide noise and a small rate (σ 5, q 1e-3, 5000 runs): its grids halve their
+/// step after refinements that did not narrow the bracket (heavy atoms off the lattice), and
+/// six refinements, down to 4.5e-7 nats, stopped at 1.03 target widths ("refinement limit");
+/// eight allow the grid that meets it.
+#[test]
+fn delta_of_a_sampled_discrete_gaussian_of_wide_noise_is_not_cut_short_by_the_refinement_count() {
+    let spec = pld_accountant::CompositionSpec::from_json_str(
+        r#"{"events":[{"mechanism":"discrete_gaussian","sigma":5.0,
+        "sampling":{"poisson":0.001},"count":5000}]}"#,
+    )
+    .unwrap();
+    let (default, fixed) = default_and_fixed(&spec, 1e-6);
+    let answer = default.delta_for_epsilon(0.0406255).unwrap();
+    let d = answer.delta;
+    assert!(answer.settings.tolerance_met, "δ(0.0406255) = {d}");
+    let reference = fixed.delta_for_epsilon(0.0406255).unwrap().delta;
+    assert!(
+        d.upper >= reference.lower && d.lower <= reference.upper,
+        "δ(0.0406255) = {d} and the fixed grid's {reference} do not overlap"
+    );
+}
+
 /// Whether a preset's bracket is wide by nature (shuffled batches: no bound with amplification
 /// is known, so no grid meets the tolerance).
 fn wide_by_nature(p: &pld_accountant::Preset) -> bool {

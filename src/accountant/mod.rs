@@ -106,8 +106,11 @@ fn readable(x: f64) -> String {
     }
 }
 
-/// Most grid refinements the accountant tries before returning what it has.
-const MAX_REFINEMENTS: u32 = 6;
+/// Most grid refinements the accountant tries before returning what it has. (Six stopped a
+/// δ(ε) query on a Poisson-sampled discrete Gaussian, σ 5, q 1e-3, 5000 runs, at 1.03 target
+/// widths: its steps halve after refinements that do not narrow the bracket, and each grid
+/// was cheap, 0.06 s for all; the size limits and the memory budget bound the costly ones.)
+const MAX_REFINEMENTS: u32 = 8;
 /// Largest default truncation mass; it is lowered to 1e-9·δ for small δ.
 const DEFAULT_TAIL_MASS: f64 = 1e-14;
 /// Default truncation mass of a δ query's first grid, before δ is known: the next grids are
@@ -2558,7 +2561,8 @@ impl Accountant {
             } else {
                 2
             };
-            // A plan whose lower end is loose by nature, once finer grids can no longer
+            // A plan whose lower end may be loose whatever the grid (by nature, or truncated
+            // Poisson sampling: `Plan::lower_may_be_loose`), once finer grids can no longer
             // help: the upper end has settled (what the last refinement moved it,
             // extrapolated like h², leaves under a twentieth of the target width to gain; the
             // extrapolation matched the finer grids within 3% in the mixes measured) and the
@@ -2568,7 +2572,7 @@ impl Accountant {
             // of random allocation, σ 1.17, t 16, δ 1e-12: refined to 1.7e-5 nats, 16 s and
             // 1 GB, for [3.655367, 3.862877]; it stops at 1.7e-3 nats in 1.6 s with
             // [3.621938, 3.863012], the upper end 0.035 target widths above.)
-            let upper_settled = self.plan.loose_by_nature()
+            let upper_settled = self.plan.lower_may_be_loose()
                 && !met
                 && match (prior_own, last_grid) {
                     (Some(prior), Some((last_step, _))) if last_step > step => {

@@ -1453,6 +1453,19 @@ impl Plan {
         self.groups.len() + usize::from(self.gaussian_mu.is_some())
     }
 
+    /// Whether a lower bound in the plan may stay loose whatever the grid: loose by nature
+    /// ([`Plan::loose_by_nature`]), or truncated Poisson sampling, whose lower bound ignores
+    /// what a cut batch exposes (loose where cut steps are not negligible, tight where they
+    /// are). The refinement stops on such plans once the upper end has settled and the lower
+    /// end cannot catch up (see `Accountant::refine`).
+    pub(super) fn lower_may_be_loose(&self) -> bool {
+        self.loose_by_nature()
+            || self
+                .groups
+                .iter()
+                .any(|g| matches!(g.component, Component::TruncatedPoisson(_)))
+    }
+
     /// Whether a lower bound in the plan is loose by nature (shuffling; random allocation of
     /// 1 < k < t steps; a mechanism known only by its guarantee), so that a bracket that stops
     /// narrowing will not narrow further.

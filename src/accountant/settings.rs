@@ -157,7 +157,8 @@ pub struct Settings {
     /// `"not narrowing"` (finer grids did not narrow the bracket by a tenth, twice in a row;
     /// three times, each at most half the step of the last, for heavy atoms off the grid's
     /// lattice: its width is not the grid's), `"upper end converged"` (a lower bound loose
-    /// by nature, e.g. of a mechanism known only by its guarantee: the upper end has settled
+    /// by nature, e.g. of a mechanism known only by its guarantee, or truncated Poisson
+    /// sampling whose cut steps matter: the upper end has settled
     /// within a twentieth of the target width, extrapolated from the last refinement, and
     /// the lower end stays far below it), `"grid size limit"` (a refinement past
     /// the size limits is first replaced by the finest grid within them),
