@@ -15,17 +15,11 @@ the count. Standard library only; about 15 s on two cores.
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
-
-def run(pld, args):
-    """Parsed JSON of `pld ARGS --format json -q`."""
-    out = subprocess.run([pld, *args, "--format", "json", "-q"],
-                         capture_output=True, text=True, check=True).stdout
-    return json.loads(out)
+from delta_sweep import run  # (this script's folder is on the path when it is run)
 
 
 def main():

@@ -59,6 +59,20 @@ fn met_and_overlapping(default: &Accountant, fixed: &Accountant, delta: f64) -> 
     e
 }
 
+/// δ(ε) of the default accountant, asserting that it meets the tolerance and that its
+/// bracket overlaps the fixed grid's (both hold the truth).
+fn delta_met_and_overlapping(default: &Accountant, fixed: &Accountant, epsilon: f64) -> Bracket {
+    let answer = default.delta_for_epsilon(epsilon).unwrap();
+    let d = answer.delta;
+    assert!(answer.settings.tolerance_met, "δ({epsilon}) = {d}");
+    let reference = fixed.delta_for_epsilon(epsilon).unwrap().delta;
+    assert!(
+        d.upper >= reference.lower && d.lower <= reference.upper,
+        "δ({epsilon}) = {d} and the fixed grid's {reference} do not overlap"
+    );
+    d
+}
+
 #[test]
 fn tiny_per_step_losses_meet_the_tolerance_in_far_tails() {
     let spec = preset("laplace-fixed-batch");
@@ -171,14 +185,7 @@ fn delta_of_a_sampled_discrete_gaussian_refines_past_the_usual_size_near_its_tol
     )
     .unwrap();
     let (default, fixed) = default_and_fixed(&spec, 1e-5);
-    let answer = default.delta_for_epsilon(1.82825).unwrap();
-    let d = answer.delta;
-    assert!(answer.settings.tolerance_met, "δ(1.82825) = {d}");
-    let reference = fixed.delta_for_epsilon(1.82825).unwrap().delta;
-    assert!(
-        d.upper >= reference.lower && d.lower <= reference.upper,
-        "δ(1.82825) = {d} and the fixed grid's {reference} do not overlap"
-    );
+    let d = delta_met_and_overlapping(&default, &fixed, 1.82825);
     assert!(
         d.lower > 9.9984e-6 && d.upper < 9.9993e-6,
         "δ(1.82825) = {d}"
@@ -197,14 +204,7 @@ fn delta_of_a_sampled_discrete_gaussian_of_wide_noise_is_not_cut_short_by_the_re
     )
     .unwrap();
     let (default, fixed) = default_and_fixed(&spec, 1e-6);
-    let answer = default.delta_for_epsilon(0.0406255).unwrap();
-    let d = answer.delta;
-    assert!(answer.settings.tolerance_met, "δ(0.0406255) = {d}");
-    let reference = fixed.delta_for_epsilon(0.0406255).unwrap().delta;
-    assert!(
-        d.upper >= reference.lower && d.lower <= reference.upper,
-        "δ(0.0406255) = {d} and the fixed grid's {reference} do not overlap"
-    );
+    delta_met_and_overlapping(&default, &fixed, 0.0406255);
 }
 
 /// Whether a preset's bracket is wide by nature (shuffled batches: no bound with amplification
@@ -447,14 +447,7 @@ fn a_far_tail_beyond_every_tilt_meets_the_tolerance_at_delta_1e_15() {
     }
     let spec = pld_accountant::CompositionSpec::dp_sgd(1.5, 1e-3, 1000, 1.0).unwrap();
     let (default, fixed) = default_and_fixed(&spec, 1e-4);
-    let answer = default.delta_for_epsilon(0.2063).unwrap();
-    let d = answer.delta;
-    assert!(answer.settings.tolerance_met, "δ(0.2063) = {d}");
-    let reference = fixed.delta_for_epsilon(0.2063).unwrap().delta;
-    assert!(
-        d.upper >= reference.lower && d.lower <= reference.upper,
-        "δ(0.2063) = {d} and the fixed grid's {reference} do not overlap"
-    );
+    let d = delta_met_and_overlapping(&default, &fixed, 0.2063);
     assert!(d.lower > 9e-16 && d.upper < 1.1e-15, "δ(0.2063) = {d}");
 }
 

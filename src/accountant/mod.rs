@@ -2460,7 +2460,7 @@ impl Accountant {
                 ),
                 _ => (bracket, worse_direction, step),
             };
-            let own_upper = bracket.upper;
+            let (own_upper, own_lower) = (bracket.upper, bracket.lower);
             // Whether both ends of this grid's own bracket lie outside the last grid's: the
             // finer grid made both bounds worse (see `patience` below).
             let outwards = previous_own
@@ -2578,7 +2578,6 @@ impl Accountant {
                     (Some(prior), Some((last_step, _))) if last_step > step => {
                         let r = step / last_step;
                         let upper_left = (prior.upper - own_upper).abs() * r * r / (1.0 - r * r);
-                        let own_lower = previous_own.map_or(bracket.lower, |b| b.lower);
                         let lower_left = (own_lower - prior.lower).max(0.0) * r / (1.0 - r);
                         upper_left <= wanted / 20.0
                             && own_upper - upper_left - (own_lower + lower_left) > 2.0 * wanted
