@@ -145,6 +145,15 @@ impl PldCache {
         Ok(pld)
     }
 
+    /// How many self-compositions kept were made with reaching (double-double) powers.
+    #[cfg(test)]
+    pub(super) fn reaching_powers(&self) -> usize {
+        self.powers
+            .lock()
+            .map(|powers| powers.iter().filter(|p| p.reaching).count())
+            .unwrap_or(0)
+    }
+
     /// The `count`-fold self-composition of a group's PMF, computed by `make` on a miss;
     /// only the latest count is kept per group, bound, direction and grid.
     pub(super) fn power<E>(
