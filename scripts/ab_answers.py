@@ -2,7 +2,7 @@
 """Compare the answers of two `pld` binaries on random DP-SGD queries.
 
 Usage: python3 scripts/ab_answers.py CASES SEED BINARY_OLD BINARY_NEW [--delta-queries]
-                                       [--min-rate R]
+                                       [--min-rate R] [--mixes]
 
 Draws CASES queries (σ from 0.4 to 5, Poisson rate from 1e-4 to 0.5, 10 to 10⁶ steps,
 δ in {1e-3, 1e-5, 1e-8, 1e-10}; log-uniform, seeded by SEED), asks both binaries for ε(δ)
@@ -10,6 +10,11 @@ with default settings, and flags each query where the new binary's upper end is 
 the old one's (by more than 1e-12 relative), where it no longer meets the tolerance the old
 one met, or where either fails. Every query's brackets are printed; the last line counts
 the flagged ones, and the exit code is 1 if there are any.
+
+With --mixes, each case is instead the random mix `scripts/mix_sweep.py` draws for the same
+CASES and SEED (case i is its case i), asked ε(δ) at its δ: the check for a change that
+reaches every mechanism and sampling scheme. The last line also gives both binaries' total
+seconds.
 
 With --delta-queries, each case asks δ(ε) instead, at the ε the old binary's ε(δ) query
 gave as its upper end (so δ is near the drawn one). --min-rate R draws the sampling rate
@@ -25,10 +30,15 @@ Example (the session's own build against an older one):
 
 import json
 import math
+import os
 import random
 import subprocess
 import sys
+import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mix_sweep import draw_event  # noqa: E402
 
 
 def query(binary, sigma, rate, steps, asked, value):
@@ -51,10 +61,66 @@ def query(binary, sigma, rate, steps, asked, value):
             settings.get("stopped_by"), seconds)
 
 
+def query_spec(binary, spec_path, delta):
+    """As `query`, for ε(δ) of the composition in the JSON file `spec_path`."""
+    command = [binary, "epsilon", "--spec", spec_path, "--delta", repr(delta), "--format",
+               "json"]
+    start = time.perf_counter()
+    run = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    seconds = round(time.perf_counter() - start, 2)
+    if run.returncode != 0:
+        return None
+    result = json.loads(run.stdout)
+    settings = result["settings"]
+    return (result["epsilon"]["lower"], result["epsilon"]["upper"], settings["tolerance_met"],
+            settings.get("stopped_by"), seconds)
+
+
+def compare(old, new):
+    """The flags of one case's pair of answers."""
+    if old is None or new is None:
+        return ["FAILED"]
+    flags = []
+    if new[1] > old[1] * (1 + 1e-12):
+        flags.append("UPPER LOOSER")
+    if old[2] and not new[2]:
+        flags.append("TOLERANCE LOST")
+    return flags
+
+
+def mixes(cases, seed, old_binary, new_binary):
+    """The --mixes comparison; returns the number of flagged cases."""
+    draw = random.Random(seed)
+    flagged, seconds = 0, [0.0, 0.0]
+    for i in range(cases):
+        # (Drawn exactly as mix_sweep.py draws its cases.)
+        spec = {"events": [draw_event(draw) for _ in range(draw.randint(2, 5))]}
+        delta = 10.0 ** -draw.choice([1, 2, 3, 5, 8, 10, 12, 15])
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
+            json.dump(spec, file)
+            path = file.name
+        try:
+            old = query_spec(old_binary, path, delta)
+            new = query_spec(new_binary, path, delta)
+        finally:
+            os.unlink(path)
+        for k, answer in enumerate((old, new)):
+            seconds[k] += answer[4] if answer else 0.0
+        flags = compare(old, new)
+        flagged += bool(flags)
+        changed = old is not None and new is not None and old[:4] != new[:4]
+        print(f"case {i}: δ {delta:g}: old {old} new {new}"
+              f"{'  changed' if changed else ''}{'  ' + ', '.join(flags) if flags else ''}",
+              flush=True)
+    print(f"seconds in all: old {seconds[0]:.1f}, new {seconds[1]:.1f}")
+    return flagged
+
+
 def main():
     args = sys.argv[1:]
     delta_queries = "--delta-queries" in args
-    args = [a for a in args if a != "--delta-queries"]
+    use_mixes = "--mixes" in args
+    args = [a for a in args if a not in ("--delta-queries", "--mixes")]
     min_rate = 1e-4
     if "--min-rate" in args:
         at = args.index("--min-rate")
@@ -64,6 +130,10 @@ def main():
         sys.exit(__doc__)
     cases, seed = int(args[0]), int(args[1])
     old_binary, new_binary = args[2], args[3]
+    if use_mixes:
+        flagged = mixes(cases, seed, old_binary, new_binary)
+        print(f"flagged: {flagged} of {cases}")
+        sys.exit(1 if flagged else 0)
     draw = random.Random(seed)
     flagged = 0
     for _ in range(cases):
@@ -86,14 +156,7 @@ def main():
         else:
             old = query(old_binary, sigma, rate, steps, "epsilon", delta)
             new = query(new_binary, sigma, rate, steps, "epsilon", delta)
-        flags = []
-        if old is None or new is None:
-            flags.append("FAILED")
-        else:
-            if new[1] > old[1] * (1 + 1e-12):
-                flags.append("UPPER LOOSER")
-            if old[2] and not new[2]:
-                flags.append("TOLERANCE LOST")
+        flags = compare(old, new)
         flagged += bool(flags)
         print(f"σ {sigma} q {rate} steps {steps} δ {delta}: old {old} new {new}"
               f"{'  ' + ', '.join(flags) if flags else ''}")
