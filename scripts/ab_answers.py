@@ -57,7 +57,8 @@ def query(binary, sigma, rate, steps, asked, value):
     result = json.loads(run.stdout)
     settings = result["settings"]
     bracket = result[asked]
-    return (bracket["lower"], bracket["upper"], settings["tolerance_met"],
+    # (float(): an infinite end is written as the string "inf".)
+    return (float(bracket["lower"]), float(bracket["upper"]), settings["tolerance_met"],
             settings.get("stopped_by"), seconds)
 
 
@@ -72,7 +73,8 @@ def query_spec(binary, spec_path, delta):
         return None
     result = json.loads(run.stdout)
     settings = result["settings"]
-    return (result["epsilon"]["lower"], result["epsilon"]["upper"], settings["tolerance_met"],
+    epsilon = result["epsilon"]
+    return (float(epsilon["lower"]), float(epsilon["upper"]), settings["tolerance_met"],
             settings.get("stopped_by"), seconds)
 
 
