@@ -38,23 +38,18 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mix_sweep import draw_event  # noqa: E402
+from mix_sweep import draw_case  # noqa: E402
 
 
-def query(binary, sigma, rate, steps, asked, value):
-    """(lower, upper, tolerance met, stopped by, seconds) of one query, or None if it failed:
-    `asked` "epsilon" gives ε(δ = value), "delta" gives δ(ε = value)."""
-    given = "delta" if asked == "epsilon" else "epsilon"
-    command = [
-        binary, asked, "--sigma", str(sigma), "--sampling-rate", str(rate),
-        "--steps", str(steps), f"--{given}", repr(value), "--format", "json",
-    ]
+def run(command, asked):
+    """(lower, upper, tolerance met, stopped by, seconds) of the `asked` ("epsilon" or
+    "delta") bracket `command` prints, or None if it failed."""
     start = time.perf_counter()
-    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    process = subprocess.run(command, capture_output=True, text=True, timeout=900)
     seconds = round(time.perf_counter() - start, 2)
-    if run.returncode != 0:
+    if process.returncode != 0:
         return None
-    result = json.loads(run.stdout)
+    result = json.loads(process.stdout)
     settings = result["settings"]
     bracket = result[asked]
     # (float(): an infinite end is written as the string "inf".)
@@ -62,20 +57,20 @@ def query(binary, sigma, rate, steps, asked, value):
             settings.get("stopped_by"), seconds)
 
 
+def query(binary, sigma, rate, steps, asked, value):
+    """As `run`, for DP-SGD: `asked` "epsilon" gives ε(δ = value), "delta" gives
+    δ(ε = value)."""
+    given = "delta" if asked == "epsilon" else "epsilon"
+    return run([
+        binary, asked, "--sigma", str(sigma), "--sampling-rate", str(rate),
+        "--steps", str(steps), f"--{given}", repr(value), "--format", "json",
+    ], asked)
+
+
 def query_spec(binary, spec_path, delta):
-    """As `query`, for ε(δ) of the composition in the JSON file `spec_path`."""
-    command = [binary, "epsilon", "--spec", spec_path, "--delta", repr(delta), "--format",
-               "json"]
-    start = time.perf_counter()
-    run = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    seconds = round(time.perf_counter() - start, 2)
-    if run.returncode != 0:
-        return None
-    result = json.loads(run.stdout)
-    settings = result["settings"]
-    epsilon = result["epsilon"]
-    return (float(epsilon["lower"]), float(epsilon["upper"]), settings["tolerance_met"],
-            settings.get("stopped_by"), seconds)
+    """As `run`, for ε(δ) of the composition in the JSON file `spec_path`."""
+    return run([binary, "epsilon", "--spec", spec_path, "--delta", repr(delta), "--format",
+                "json"], "epsilon")
 
 
 def compare(old, new):
@@ -95,9 +90,7 @@ def mixes(cases, seed, old_binary, new_binary):
     draw = random.Random(seed)
     flagged, seconds = 0, [0.0, 0.0]
     for i in range(cases):
-        # (Drawn exactly as mix_sweep.py draws its cases.)
-        spec = {"events": [draw_event(draw) for _ in range(draw.randint(2, 5))]}
-        delta = 10.0 ** -draw.choice([1, 2, 3, 5, 8, 10, 12, 15])
+        spec, delta = draw_case(draw)
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
             json.dump(spec, file)
             path = file.name

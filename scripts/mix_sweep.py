@@ -87,6 +87,13 @@ def draw_event(r):
             "count": count(50)}
 
 
+def draw_case(r):
+    """One case: a specification of 2 to 5 events and the δ to ask at."""
+    spec = {"events": [draw_event(r) for _ in range(r.randint(2, 5))]}
+    delta = 10.0 ** -r.choice([1, 2, 3, 5, 8, 10, 12, 15])
+    return spec, delta
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -96,8 +103,7 @@ def main():
     flagged = unmet = slow = 0
     total = 0.0
     for i in range(cases):
-        spec = {"events": [draw_event(r) for _ in range(r.randint(2, 5))]}
-        delta = 10.0 ** -r.choice([1, 2, 3, 5, 8, 10, 12, 15])
+        spec, delta = draw_case(r)
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
             json.dump(spec, file)
             path = file.name
