@@ -49,7 +49,7 @@
 
 use super::*;
 use crate::discretize::random_allocation::{
-    epoch_lower_several_statistics, epoch_pld, StepStatistic,
+    epoch_lower_several_statistics, epoch_pld_kept, EpochLaws, StepStatistic,
 };
 
 /// One epoch of random allocation of Gaussian steps (`t` steps, `k` participations, k < t).
@@ -82,10 +82,11 @@ impl Allocation {
         step: f64,
         tail_mass: f64,
         tilted_split: bool,
+        laws: &EpochLaws<Gaussian>,
     ) -> Result<PrivacyLossDistribution> {
         match bound {
-            Bound::Upper => self.upper(step, tail_mass, tilted_split),
-            Bound::Lower => self.lower(step, tail_mass),
+            Bound::Upper => self.upper(step, tail_mass, tilted_split, laws),
+            Bound::Lower => self.lower(step, tail_mass, laws),
         }
     }
 
@@ -110,6 +111,7 @@ impl Allocation {
         step: f64,
         tail_mass: f64,
         tilted_split: bool,
+        laws: &EpochLaws<Gaussian>,
     ) -> Result<PrivacyLossDistribution> {
         let plain = PrivacyLossDistribution::from_mechanism(
             &self.without_amplification()?,
@@ -118,7 +120,7 @@ impl Allocation {
             tail_mass,
             Bound::Upper,
         )?;
-        let allocated = self.split_into_single_allocations(step, tail_mass, tilted_split);
+        let allocated = self.split_into_single_allocations(step, tail_mass, tilted_split, laws);
         // Any failure of the allocation's construction (a window beyond the size limits, a
         // step whose losses exceed its range) leaves the plain bound, which always holds.
         let Ok(allocated) = allocated else {
@@ -147,12 +149,13 @@ impl Allocation {
         step: f64,
         tail_mass: f64,
         tilted: bool,
+        laws: &EpochLaws<Gaussian>,
     ) -> Result<PrivacyLossDistribution> {
         let (t, k) = (self.steps_per_epoch, self.participations);
         let (m, r) = (t / k, t % k);
         let share = tail_mass / 4.0 / k as f64;
         let part = |steps: u64, count: u64| -> Result<PrivacyLossDistribution> {
-            let one = epoch_pld(&self.gaussian, steps, step, share, Bound::Upper)?;
+            let one = epoch_pld_kept(&self.gaussian, steps, step, share, Bound::Upper, laws)?;
             match count {
                 1 => Ok(one),
                 _ if tilted => one.self_compose_tilted(count, tail_mass / 4.0, SPLIT_TILTS),
@@ -216,7 +219,12 @@ impl Allocation {
         }
     }
 
-    fn lower(&self, step: f64, tail_mass: f64) -> Result<PrivacyLossDistribution> {
+    fn lower(
+        &self,
+        step: f64,
+        tail_mass: f64,
+        laws: &EpochLaws<Gaussian>,
+    ) -> Result<PrivacyLossDistribution> {
         let sum = || {
             PrivacyLossDistribution::from_mechanism(
                 &self.sum_statistic()?,
@@ -229,12 +237,13 @@ impl Allocation {
         let allocated = if self.participations > 1 {
             self.several_lower(step, tail_mass)
         } else {
-            epoch_pld(
+            epoch_pld_kept(
                 &self.gaussian,
                 self.steps_per_epoch,
                 step,
                 tail_mass,
                 Bound::Lower,
+                laws,
             )
         };
         let allocated = match allocated {

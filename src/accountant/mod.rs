@@ -12,6 +12,7 @@
 use crate::bound::{Bound, Bracket};
 use crate::discretize::loss_atoms::LossAtoms;
 use crate::discretize::loss_bins::MAX_GRID_POINTS;
+use crate::discretize::random_allocation::EpochLaws;
 use crate::error::{Error, Result};
 use crate::mechanism::analytic_gaussian;
 use crate::mechanism::discrete::{self, IntegerPair};
@@ -645,6 +646,11 @@ pub struct Accountant {
     /// The lower bound's groups of runs of events whose atoms lie off the grid's lattice
     /// (see [`Accountant::lower_group`]), kept for every grid of the accountant's queries.
     lower_groups: Arc<std::sync::Mutex<Vec<LowerGroup>>>,
+    /// Random allocation epochs' laws on their lattices, kept for every grid of the
+    /// accountant's queries: a lattice capped by its size limit is the same on successive
+    /// grids of a refinement, and its t-fold power, most of an epoch's cost, is computed
+    /// once (see [`crate::discretize::random_allocation::epoch_pld_kept`]).
+    epoch_laws: Arc<EpochLaws<Gaussian>>,
 }
 
 /// An event's runs composed exactly in a group for the lower bound (see
@@ -679,6 +685,7 @@ impl Accountant {
             costly_singles: Arc::new(PldCache::keeping(COSTLY_SINGLES)),
             start_step: None,
             lower_groups: Arc::default(),
+            epoch_laws: Arc::default(),
         })
     }
 
@@ -1496,7 +1503,16 @@ impl Accountant {
         let tilted_split = grid.reaching && component.tilts_when_reaching();
         let key =
             GridKey::new(bound, step, tail_mass, merge_budget).with_tilted_split(tilted_split);
-        let make = || component.pld(bound, step, tail_mass, merge_budget, tilted_split);
+        let make = || {
+            component.pld(
+                bound,
+                step,
+                tail_mass,
+                merge_budget,
+                tilted_split,
+                &self.epoch_laws,
+            )
+        };
         match &self.cache {
             Some(cache) => cache.single(Source::Group(component.clone()), key, make),
             None if component.costly_to_discretize() => {
@@ -2918,6 +2934,33 @@ mod tests {
     /// pass stops at the memory budget with a round-off charge far below its width, and no
     /// retry with reaching powers follows (none is in the cache), whether ε(δ) or δ(ε) was
     /// asked; the bracket is still the true ε's (the answer of a fine fixed grid lies in it).
+    /// A random allocation epoch's laws on its lattices are kept by the accountant (both
+    /// bounds), so that the grids and queries that share a lattice compute it once; a later
+    /// query answers as a fresh accountant does.
+    #[test]
+    fn random_allocation_laws_are_kept_across_grids_and_queries() {
+        let spec = CompositionSpec::from_json_str(
+            r#"{"events": [{"mechanism": "gaussian", "sigma": 1.5, "count": 5,
+                "sampling": {"random_allocation": {"steps_per_epoch": 100}}}]}"#,
+        )
+        .expect("valid");
+        let accountant = Accountant::new(&spec, AccountantOptions::default()).expect("valid");
+        assert!(accountant.epoch_laws.is_empty());
+        let first = accountant.epsilon_for_delta(1e-5).expect("answers");
+        assert!(
+            accountant.epoch_laws.len() >= 2,
+            "{:?}",
+            accountant.epoch_laws
+        );
+        let fresh = Accountant::new(&spec, AccountantOptions::default()).expect("valid");
+        for delta in [1e-5, 1e-7] {
+            let again = accountant.epsilon_for_delta(delta).expect("answers");
+            let afresh = fresh.epsilon_for_delta(delta).expect("answers");
+            assert_eq!(again.epsilon, afresh.epsilon, "δ {delta}");
+        }
+        assert!(first.settings.tolerance_met, "{:?}", first.settings);
+    }
+
     #[test]
     fn an_unreachable_tolerance_is_not_retried_for_round_off() {
         let spec = CompositionSpec::dp_sgd(1.0, 0.01, 1000, 1.0).expect("valid");

@@ -1648,6 +1648,7 @@ impl Component {
         tail_mass: f64,
         merge_budget: f64,
         reaching: bool,
+        epoch_laws: &EpochLaws<Gaussian>,
     ) -> Result<PrivacyLossDistribution> {
         let symmetry = self.symmetry();
         let grid = (step, tail_mass, bound, merge_budget);
@@ -1696,9 +1697,9 @@ impl Component {
                 (Bound::Lower, GuaranteeLower::NoLoss) => no_loss_lower(step),
             },
             Component::RandomAllocation(allocation) => {
-                allocation.pld(bound, step, tail_mass, reaching)
+                allocation.pld(bound, step, tail_mass, reaching, epoch_laws)
             }
-            Component::Shuffle(epoch) => epoch.pld(bound, step, tail_mass),
+            Component::Shuffle(epoch) => epoch.pld(bound, step, tail_mass, epoch_laws),
             Component::TruncatedPoisson(tp) => {
                 truncated_poisson_pld(tp, bound, step, tail_mass, merge_budget)
             }

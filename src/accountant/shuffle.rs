@@ -20,7 +20,7 @@
 use super::allocation::COMPARED_EPSILONS;
 use super::plan::no_loss_lower;
 use super::*;
-use crate::discretize::random_allocation::epoch_pld;
+use crate::discretize::random_allocation::{epoch_pld_kept, EpochLaws};
 use crate::discretize::shuffle_max::max_statistic_pld;
 
 /// One epoch of shuffling (t ≥ 2 steps) of Gaussian steps.
@@ -41,6 +41,7 @@ impl ShuffleEpoch {
         bound: Bound,
         step: f64,
         tail_mass: f64,
+        epoch_laws: &EpochLaws<Gaussian>,
     ) -> Result<PrivacyLossDistribution> {
         match bound {
             Bound::Upper => PrivacyLossDistribution::from_mechanism(
@@ -50,14 +51,19 @@ impl ShuffleEpoch {
                 tail_mass,
                 Bound::Upper,
             ),
-            Bound::Lower => self.lower(step, tail_mass),
+            Bound::Lower => self.lower(step, tail_mass, epoch_laws),
         }
     }
 
-    fn lower(&self, step: f64, tail_mass: f64) -> Result<PrivacyLossDistribution> {
+    fn lower(
+        &self,
+        step: f64,
+        tail_mass: f64,
+        epoch_laws: &EpochLaws<Gaussian>,
+    ) -> Result<PrivacyLossDistribution> {
         let sigma = self.step.sigma();
         let t = self.steps_per_epoch;
-        let allocation = epoch_pld(&self.step, t, step, tail_mass, Bound::Lower);
+        let allocation = epoch_pld_kept(&self.step, t, step, tail_mass, Bound::Lower, epoch_laws);
         let max_test = match self.zero_out_shift {
             Some(delta) => Some(max_statistic_pld(
                 2.0 * delta / sigma,

@@ -162,6 +162,7 @@ use crate::numeric::fft_convolution::{
 };
 use crate::pld::{PrivacyLossDistribution, Symmetry};
 use crate::pmf::tail_moments::{TailMoments, TILTS};
+use std::sync::{Arc, Mutex};
 
 /// Most lattice points for B (the FFT power's input length).
 pub const MAX_LATTICE_POINTS: usize = 1 << 22;
@@ -200,12 +201,43 @@ const MAX_WINDOW: u64 = 1 << 24;
 /// [`Error::InvalidParameter`] for `steps = 0`, a grid step or tail mass out of range, or a
 /// loss range that cannot be represented; [`Error::GridTooLarge`] when the power's window
 /// would be too long.
-pub fn epoch_pld<M: MonotonePrivacyLoss>(
+pub fn epoch_pld<M: MonotonePrivacyLoss + Clone + PartialEq>(
     mechanism: &M,
     steps: u64,
     grid_step: f64,
     tail_mass: f64,
     bound: Bound,
+) -> Result<PrivacyLossDistribution> {
+    epoch_pld_with(mechanism, steps, grid_step, tail_mass, bound, None)
+}
+
+/// [`epoch_pld`], with the epoch's law on its lattice taken from `laws` when kept there, and
+/// kept there when computed: the same PLD, bit for bit, and grids that share a lattice
+/// compute its t-fold power once.
+///
+/// # Guarantee
+/// As [`epoch_pld`].
+///
+/// # Errors
+/// As [`epoch_pld`].
+pub fn epoch_pld_kept<M: MonotonePrivacyLoss + Clone + PartialEq>(
+    mechanism: &M,
+    steps: u64,
+    grid_step: f64,
+    tail_mass: f64,
+    bound: Bound,
+    laws: &EpochLaws<M>,
+) -> Result<PrivacyLossDistribution> {
+    epoch_pld_with(mechanism, steps, grid_step, tail_mass, bound, Some(laws))
+}
+
+fn epoch_pld_with<M: MonotonePrivacyLoss + Clone + PartialEq>(
+    mechanism: &M,
+    steps: u64,
+    grid_step: f64,
+    tail_mass: f64,
+    bound: Bound,
+    laws: Option<&EpochLaws<M>>,
 ) -> Result<PrivacyLossDistribution> {
     if steps == 0 {
         return Err(Error::invalid("steps_per_epoch", 0, "at least 1"));
@@ -224,9 +256,163 @@ pub fn epoch_pld<M: MonotonePrivacyLoss>(
         );
     }
     let lattice = Lattice::new(mechanism, steps, grid_step, tail_mass, bound)?;
-    match bound {
-        Bound::Upper => upper(mechanism, &lattice, grid_step, tail_mass),
-        Bound::Lower => lower(mechanism, &lattice, grid_step, tail_mass),
+    let law = match laws {
+        Some(laws) => laws.law(mechanism, &lattice, bound, grid_step, tail_mass)?,
+        None => Arc::new(EpochLaw::new(
+            mechanism, &lattice, bound, grid_step, tail_mass,
+        )?),
+    };
+    match law.as_ref() {
+        EpochLaw::Upper(upper) => upper.on_grid(&lattice, grid_step),
+        EpochLaw::Lower(lower) => lower.on_grid(&lattice, grid_step),
+    }
+}
+
+/// An epoch's law on its lattice in one bound: everything [`epoch_pld`] computes before it
+/// rounds the atoms onto the grid. It depends on the grid step only through the lattice
+/// (and, for the lower bound, the landing step), so grids that share a lattice, such as
+/// the successive grids of a refinement once the lattice is capped by
+/// [`MAX_LATTICE_POINTS`], share it.
+enum EpochLaw {
+    Upper(UpperEpoch),
+    Lower(LowerEpoch),
+}
+
+impl EpochLaw {
+    fn new<M: MonotonePrivacyLoss>(
+        mechanism: &M,
+        lattice: &Lattice,
+        bound: Bound,
+        grid_step: f64,
+        tail_mass: f64,
+    ) -> Result<EpochLaw> {
+        Ok(match bound {
+            Bound::Upper => EpochLaw::Upper(UpperEpoch::new(mechanism, lattice, tail_mass)?),
+            Bound::Lower => {
+                EpochLaw::Lower(LowerEpoch::new(mechanism, lattice, grid_step, tail_mass)?)
+            }
+        })
+    }
+
+    /// Bytes held by the law's vectors.
+    fn bytes(&self) -> usize {
+        let entries = match self {
+            EpochLaw::Upper(upper) => upper.law.q.len(),
+            EpochLaw::Lower(lower) => {
+                let law = &lower.law;
+                law.low.len() + law.high.len() + law.remove_low.len() + law.remove_high.len()
+            }
+        };
+        entries * std::mem::size_of::<f64>()
+    }
+}
+
+/// Most bytes of epoch laws an [`EpochLaws`] keeps (the oldest go first): the upper and
+/// lower laws of an epoch on a capped lattice (2²² points) take about 35 and 140 MB.
+const KEPT_LAW_BYTES: usize = 256 << 20;
+
+/// Everything an epoch's law depends on.
+#[derive(Debug, Clone, PartialEq)]
+struct LawKey<M> {
+    mechanism: M,
+    steps: u64,
+    bound: Bound,
+    /// Bits of Δ.
+    spacing: u64,
+    points: usize,
+    /// Bits of the truncation mass.
+    tail_mass: u64,
+    /// Bits of the lower bound's landing step ([`landing_step`]); 0 for the upper bound.
+    landing_step: u64,
+}
+
+impl<M: Clone> LawKey<M> {
+    fn new(mechanism: &M, lattice: &Lattice, bound: Bound, grid_step: f64, tail_mass: f64) -> Self {
+        LawKey {
+            mechanism: mechanism.clone(),
+            steps: lattice.steps,
+            bound,
+            spacing: lattice.delta.to_bits(),
+            points: lattice.points,
+            tail_mass: tail_mass.to_bits(),
+            landing_step: match bound {
+                Bound::Upper => 0,
+                Bound::Lower => landing_step(lattice, grid_step).to_bits(),
+            },
+        }
+    }
+}
+
+/// Epoch laws kept between grids and queries, so that grids sharing a lattice compute its
+/// t-fold power once (see [`epoch_pld_kept`]). Every entry is keyed by everything that
+/// determines it: a hit gives the same PLD, bit for bit, as a fresh computation.
+pub struct EpochLaws<M> {
+    kept: Mutex<Vec<(LawKey<M>, Arc<EpochLaw>)>>,
+}
+
+impl<M> Default for EpochLaws<M> {
+    fn default() -> Self {
+        EpochLaws {
+            kept: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl<M> std::fmt::Debug for EpochLaws<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EpochLaws")
+            .field("kept", &self.len())
+            .finish()
+    }
+}
+
+impl<M> EpochLaws<M> {
+    /// How many laws are kept.
+    pub fn len(&self) -> usize {
+        self.kept.lock().map_or(0, |kept| kept.len())
+    }
+
+    /// Whether no law is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<M: MonotonePrivacyLoss + Clone + PartialEq> EpochLaws<M> {
+    /// The law of `mechanism`'s epoch on `lattice` in `bound`, kept or computed (and kept).
+    fn law(
+        &self,
+        mechanism: &M,
+        lattice: &Lattice,
+        bound: Bound,
+        grid_step: f64,
+        tail_mass: f64,
+    ) -> Result<Arc<EpochLaw>> {
+        let key = LawKey::new(mechanism, lattice, bound, grid_step, tail_mass);
+        let same_event = |k: &LawKey<M>| {
+            k.mechanism == key.mechanism && k.steps == key.steps && k.bound == key.bound
+        };
+        if let Ok(mut kept) = self.kept.lock() {
+            if let Some((_, law)) = kept.iter().find(|(k, _)| *k == key) {
+                return Ok(Arc::clone(law));
+            }
+            // The same event in the same bound on another lattice is not asked again soon
+            // (a refinement's lattices only grow finer): it goes before the new one is
+            // computed.
+            kept.retain(|(k, _)| !same_event(k));
+        }
+        let law = Arc::new(EpochLaw::new(
+            mechanism, lattice, bound, grid_step, tail_mass,
+        )?);
+        if let Ok(mut kept) = self.kept.lock() {
+            kept.retain(|(k, _)| !same_event(k));
+            kept.push((key, Arc::clone(&law)));
+            let mut bytes: usize = kept.iter().map(|(_, law)| law.bytes()).sum();
+            while bytes > KEPT_LAW_BYTES && !kept.is_empty() {
+                bytes -= kept.remove(0).1.bytes();
+            }
+        }
+        Ok(law)
     }
 }
 
@@ -407,6 +593,14 @@ fn spread<M: MonotonePrivacyLoss>(m: &M, lattice: &Lattice) -> (Vec<f64>, (f64, 
     (q, above)
 }
 
+/// The step of the grid whose tolerance [`landed`] lands the cells within: the one the
+/// lattice resolves (see [`Lattice::matched_step`]), but never a looser one than a
+/// thousandth of the grid step (the tolerance of the step √h), nor a tighter one than the
+/// grid's own.
+fn landing_step(lattice: &Lattice, grid_step: f64) -> f64 {
+    lattice.matched_step().min(grid_step.sqrt()).max(grid_step)
+}
+
 /// The landed cells' Q-law on the lattice (the lower bound's per-step law).
 struct Landed {
     q: Vec<f64>,
@@ -439,10 +633,7 @@ fn landed<M: MonotonePrivacyLoss>(
     grid_step: f64,
     tail_mass: f64,
 ) -> Landed {
-    // Cells land within the tolerance of the grid the lattice resolves (see
-    // `Lattice::matched_step`), but never a looser one than a thousandth of the grid step
-    // (the tolerance of the step √h), nor a tighter one than the grid's own.
-    let landing_step = lattice.matched_step().min(grid_step.sqrt()).max(grid_step);
+    let landing_step = landing_step(lattice, grid_step);
     let n = lattice.points;
     let u = f64::EPSILON;
     let (_, x_hi) = m.truncation_points(tail_mass / (8.0 * lattice.steps as f64));
@@ -1011,75 +1202,92 @@ fn some_beyond(a: f64, b: f64, m: f64) -> f64 {
     (-((-a).ln_1p() + m * (-b).ln_1p()).exp_m1() * (1.0 + 1e-12)).min(1.0)
 }
 
-fn upper<M: MonotonePrivacyLoss>(
-    m: &M,
-    lattice: &Lattice,
-    grid_step: f64,
-    tail_mass: f64,
-) -> Result<PrivacyLossDistribution> {
-    let (q, (p_cut, q_cut)) = spread(m, lattice);
-    let t = lattice.steps as f64;
-    let delta = lattice.delta;
-    let law = match big_jump_split(&q, lattice, tail_mass) {
-        Some(split) => split_upper_law(&q, split, lattice, tail_mass)?,
-        None => plain_upper_law(&q, lattice, tail_mass)?,
-    };
-    let mut q_neg_infinity = some_beyond(q_cut, q_cut, t - 1.0) + law.q_neg_infinity;
-    // The atoms (s/t's loss ln(s/t), P-mass (s/t)·Q(s), Q-mass Q(s)) of the sums s > 0 with
-    // mass, in increasing order of s, as index and masses; S′ = 0 goes to −∞.
-    let mut zero_atom = None;
-    let mut underflowed = Vec::new();
-    for (i, &q_mass) in law.q.iter().enumerate() {
-        if q_mass <= 0.0 {
-            continue;
+/// The upper bound's epoch on its lattice: the law of S′ and the masses charged to the
+/// infinite losses.
+struct UpperEpoch {
+    law: UpperLaw,
+    p_infinity: f64,
+    q_neg_infinity: f64,
+}
+
+impl UpperEpoch {
+    fn new<M: MonotonePrivacyLoss>(m: &M, lattice: &Lattice, tail_mass: f64) -> Result<Self> {
+        let (q, (p_cut, q_cut)) = spread(m, lattice);
+        let t = lattice.steps as f64;
+        let delta = lattice.delta;
+        let law = match big_jump_split(&q, lattice, tail_mass) {
+            Some(split) => split_upper_law(&q, split, lattice, tail_mass)?,
+            None => plain_upper_law(&q, lattice, tail_mass)?,
+        };
+        let mut q_neg_infinity = some_beyond(q_cut, q_cut, t - 1.0) + law.q_neg_infinity;
+        // The atoms (s/t's loss ln(s/t), P-mass (s/t)·Q(s), Q-mass Q(s)) of the sums s > 0 with
+        // mass, in increasing order of s, as index and masses; S′ = 0 goes to −∞.
+        let mut zero_atom = None;
+        let mut underflowed = Vec::new();
+        for (i, &q_mass) in law.q.iter().enumerate() {
+            if q_mass <= 0.0 {
+                continue;
+            }
+            let s = (law.bottom + i as u64) as f64 * delta;
+            if s == 0.0 {
+                zero_atom = Some(i);
+            } else if s / t * q_mass <= 0.0 {
+                underflowed.push(q_mass);
+            }
         }
-        let s = (law.bottom + i as u64) as f64 * delta;
-        if s == 0.0 {
-            zero_atom = Some(i);
-        } else if s / t * q_mass <= 0.0 {
-            underflowed.push(q_mass);
+        if let Some(i) = zero_atom {
+            // S′ = 0 only when every step is at 0: exactly q₀^t for the computed law, far
+            // below the transform's round-off when q₀ is not near 1 (σ 0.686, 102 steps:
+            // 1e-26 against 1.2e-14, which put ADD's δ at 1.2e-14 for every ε).
+            q_neg_infinity += law.q[i].min(all_at_zero(q[0], t));
         }
+        // An atom whose P-mass underflows to 0 is Q-mass at −∞ (as `LossAtoms::from_atoms`
+        // takes it).
+        let q_neg_infinity =
+            q_neg_infinity + crate::numeric::summation::neumaier_sum(underflowed.iter().copied());
+        let p_infinity = some_beyond(p_cut, q_cut, t - 1.0) + law.p_infinity;
+        Ok(UpperEpoch {
+            law,
+            p_infinity,
+            q_neg_infinity,
+        })
     }
-    if let Some(i) = zero_atom {
-        // S′ = 0 only when every step is at 0: exactly q₀^t for the computed law, far
-        // below the transform's round-off when q₀ is not near 1 (σ 0.686, 102 steps:
-        // 1e-26 against 1.2e-14, which put ADD's δ at 1.2e-14 for every ε).
-        q_neg_infinity += law.q[i].min(all_at_zero(q[0], t));
+
+    /// Both directions' pessimistic PMFs on the grid of step `grid_step`.
+    fn on_grid(&self, lattice: &Lattice, grid_step: f64) -> Result<PrivacyLossDistribution> {
+        let (law, p_infinity, q_neg_infinity) = (&self.law, self.p_infinity, self.q_neg_infinity);
+        let t = lattice.steps as f64;
+        let delta = lattice.delta;
+        let atom = |i: usize| -> Option<(f64, f64, f64)> {
+            let q_mass = law.q[i];
+            let s = (law.bottom + i as u64) as f64 * delta;
+            let ratio = s / t;
+            let p_mass = ratio * q_mass;
+            (q_mass > 0.0 && s != 0.0 && p_mass > 0.0).then(|| (ratio.ln(), p_mass, q_mass))
+        };
+        // Both directions' pessimistic PMFs straight from the law, as
+        // `LossAtoms::from_atoms(atoms, p_infinity, q_neg_infinity)` and its `upper_pmf` and
+        // `swapped_upper_pmf` would give them (the same bits) without the 24 bytes per atom of
+        // listing them (up to 8M atoms an epoch).
+        let remove_atoms = || {
+            (0..law.q.len())
+                .filter_map(atom)
+                .map(|(loss, p, _)| (loss, p))
+        };
+        let add_atoms = || {
+            (0..law.q.len())
+                .rev()
+                .filter_map(atom)
+                .map(|(loss, _, q)| (-loss, q))
+        };
+        // The round-off allowances put the total a little above 1: more mass at the same losses
+        // never lowers a δ, of this epoch or of any composition (every δ is a sum of masses
+        // times non-negative weights); self-composition stops the compounding where it would
+        // overflow (`GridPmf::self_compose_tilted`).
+        let remove = connect_the_dots(grid_step, remove_atoms, 0.0, p_infinity)?;
+        let add = connect_the_dots(grid_step, add_atoms, 0.0, q_neg_infinity)?;
+        PrivacyLossDistribution::from_pmfs(remove, Some(add))
     }
-    // An atom whose P-mass underflows to 0 is Q-mass at −∞ (as `LossAtoms::from_atoms`
-    // takes it).
-    let q_neg_infinity =
-        q_neg_infinity + crate::numeric::summation::neumaier_sum(underflowed.iter().copied());
-    let p_infinity = some_beyond(p_cut, q_cut, t - 1.0) + law.p_infinity;
-    let atom = |i: usize| -> Option<(f64, f64, f64)> {
-        let q_mass = law.q[i];
-        let s = (law.bottom + i as u64) as f64 * delta;
-        let ratio = s / t;
-        let p_mass = ratio * q_mass;
-        (q_mass > 0.0 && s != 0.0 && p_mass > 0.0).then(|| (ratio.ln(), p_mass, q_mass))
-    };
-    // Both directions' pessimistic PMFs straight from the law, as
-    // `LossAtoms::from_atoms(atoms, p_infinity, q_neg_infinity)` and its `upper_pmf` and
-    // `swapped_upper_pmf` would give them (the same bits) without the 24 bytes per atom of
-    // listing them (up to 8M atoms an epoch).
-    let remove_atoms = || {
-        (0..law.q.len())
-            .filter_map(atom)
-            .map(|(loss, p, _)| (loss, p))
-    };
-    let add_atoms = || {
-        (0..law.q.len())
-            .rev()
-            .filter_map(atom)
-            .map(|(loss, _, q)| (-loss, q))
-    };
-    // The round-off allowances put the total a little above 1: more mass at the same losses
-    // never lowers a δ, of this epoch or of any composition (every δ is a sum of masses
-    // times non-negative weights); self-composition stops the compounding where it would
-    // overflow (`GridPmf::self_compose_tilted`).
-    let remove = connect_the_dots(grid_step, remove_atoms, 0.0, p_infinity)?;
-    let add = connect_the_dots(grid_step, add_atoms, 0.0, q_neg_infinity)?;
-    PrivacyLossDistribution::from_pmfs(remove, Some(add))
 }
 
 /// An upper bound on `q₀^t`, the chance that all t steps are at lattice point 0: computed as
@@ -1462,51 +1670,73 @@ fn split_lower_law(q: &[f64], split: usize, lattice: &Lattice, tail_mass: f64) -
     })
 }
 
-fn lower<M: MonotonePrivacyLoss>(
-    m: &M,
-    lattice: &Lattice,
-    grid_step: f64,
-    tail_mass: f64,
-) -> Result<PrivacyLossDistribution> {
-    let cells = landed(m, lattice, grid_step, tail_mass);
-    let law = match big_jump_split(&cells.q, lattice, tail_mass) {
-        Some(split) => split_lower_law(&cells.q, split, lattice, tail_mass)?,
-        None => plain_lower_law(&cells.q, lattice, tail_mass)?,
-    };
-    let t = lattice.steps as f64;
-    let delta = lattice.delta;
-    // The true t-fold power lies within [(v − e − w)/(1 + r)^t, (v + e)/(1 − r)^t] for a
-    // computed entry v: e its round-off, w the mass that may have wrapped into it, r the
-    // inputs' relative error.
-    let r = cells.relative_error;
-    let shrink = (-t * r.ln_1p()).exp() * (1.0 - 4.0 * f64::EPSILON);
-    let grow = (-t * (-r).ln_1p()).exp() * (1.0 + 4.0 * f64::EPSILON);
-    // (`law.high` bounds the power of the computed inputs; `grow` covers their error.)
-    let mut remove = Vec::with_capacity(law.low.len());
-    let mut add = Vec::with_capacity(law.low.len());
-    for i in 0..law.low.len() {
-        let s = (law.bottom + i as u64) as f64 * delta;
-        let low = law.low[i] * shrink;
-        let high = law.high[i] * grow;
-        // REMOVE: P-mass at most that of the reported sum, ≥ (s(1 − ρ)/t)·Q(s) for outcomes
-        // whose sum is at least s; Q-mass at least Q(s). Merging such atoms is safe: each
-        // merge sits at or below the true pair's merge of the same outcomes, with at most
-        // its P-mass.
-        let remove_low = low + law.remove_low[i] * shrink;
-        if remove_low > 0.0 && s > 0.0 {
-            let remove_high = high + law.remove_high[i] * grow;
-            let p = s * (1.0 - cells.rho) / t * remove_low;
-            remove.push(LossAtom::from_masses(p, remove_high));
-        }
-        if low <= 0.0 || s == 0.0 {
-            continue;
-        }
-        // ADD (P and Q exchanged): P-mass at most Q(s), Q-mass at least the REMOVE P-mass,
-        // which is at most (s(1 + η)/t)·Q(s).
-        let q_add = s * (1.0 + cells.eta) / t * high;
-        add.push(LossAtom::from_masses(low, q_add));
+/// The lower bound's epoch on its lattice: bounds on the law of the landed cells' sum, and
+/// the landing's relative errors ([`Landed`]'s, without its per-step law).
+struct LowerEpoch {
+    law: LowerLaw,
+    eta: f64,
+    rho: f64,
+    relative_error: f64,
+}
+
+impl LowerEpoch {
+    fn new<M: MonotonePrivacyLoss>(
+        m: &M,
+        lattice: &Lattice,
+        grid_step: f64,
+        tail_mass: f64,
+    ) -> Result<Self> {
+        let cells = landed(m, lattice, grid_step, tail_mass);
+        let law = match big_jump_split(&cells.q, lattice, tail_mass) {
+            Some(split) => split_lower_law(&cells.q, split, lattice, tail_mass)?,
+            None => plain_lower_law(&cells.q, lattice, tail_mass)?,
+        };
+        Ok(LowerEpoch {
+            law,
+            eta: cells.eta,
+            rho: cells.rho,
+            relative_error: cells.relative_error,
+        })
     }
-    lower_pld(remove, add, grid_step)
+
+    /// Both directions' optimistic PMFs on the grid of step `grid_step`.
+    fn on_grid(&self, lattice: &Lattice, grid_step: f64) -> Result<PrivacyLossDistribution> {
+        let law = &self.law;
+        let t = lattice.steps as f64;
+        let delta = lattice.delta;
+        // The true t-fold power lies within [(v − e − w)/(1 + r)^t, (v + e)/(1 − r)^t] for a
+        // computed entry v: e its round-off, w the mass that may have wrapped into it, r the
+        // inputs' relative error.
+        let r = self.relative_error;
+        let shrink = (-t * r.ln_1p()).exp() * (1.0 - 4.0 * f64::EPSILON);
+        let grow = (-t * (-r).ln_1p()).exp() * (1.0 + 4.0 * f64::EPSILON);
+        // (`law.high` bounds the power of the computed inputs; `grow` covers their error.)
+        let mut remove = Vec::with_capacity(law.low.len());
+        let mut add = Vec::with_capacity(law.low.len());
+        for i in 0..law.low.len() {
+            let s = (law.bottom + i as u64) as f64 * delta;
+            let low = law.low[i] * shrink;
+            let high = law.high[i] * grow;
+            // REMOVE: P-mass at most that of the reported sum, ≥ (s(1 − ρ)/t)·Q(s) for outcomes
+            // whose sum is at least s; Q-mass at least Q(s). Merging such atoms is safe: each
+            // merge sits at or below the true pair's merge of the same outcomes, with at most
+            // its P-mass.
+            let remove_low = low + law.remove_low[i] * shrink;
+            if remove_low > 0.0 && s > 0.0 {
+                let remove_high = high + law.remove_high[i] * grow;
+                let p = s * (1.0 - self.rho) / t * remove_low;
+                remove.push(LossAtom::from_masses(p, remove_high));
+            }
+            if low <= 0.0 || s == 0.0 {
+                continue;
+            }
+            // ADD (P and Q exchanged): P-mass at most Q(s), Q-mass at least the REMOVE P-mass,
+            // which is at most (s(1 + η)/t)·Q(s).
+            let q_add = s * (1.0 + self.eta) / t * high;
+            add.push(LossAtom::from_masses(low, q_add));
+        }
+        lower_pld(remove, add, grid_step)
+    }
 }
 
 /// The lower PLD of one epoch from its REMOVE and ADD atoms (each P-mass at most, each
@@ -2000,6 +2230,73 @@ mod tests {
                 check_bracket(&label, &upper, &lower, epsilon, exact, |e| 1e-7 * e);
             }
         }
+    }
+
+    /// A lattice capped by its size limit is the same on two grids: the law kept from the
+    /// first grid is the second's, and gives its epoch bit for bit.
+    #[test]
+    fn a_kept_law_serves_every_grid_of_its_lattice_bit_for_bit() {
+        let g = Gaussian::new(1.0, 1.0).unwrap();
+        let (t, tail) = (2, 1e-15);
+        let (coarse, fine) = (4e-4, 2e-4);
+        for bound in [Bound::Upper, Bound::Lower] {
+            let a = Lattice::new(&g, t, coarse, tail, bound).unwrap();
+            let b = Lattice::new(&g, t, fine, tail, bound).unwrap();
+            assert_eq!((a.delta, a.points), (b.delta, b.points), "{bound:?}");
+            assert!(
+                a.delta > 0.5 * coarse * (t as f64).sqrt(),
+                "{bound:?}: capped"
+            );
+            let laws = EpochLaws::default();
+            let first = laws.law(&g, &a, bound, coarse, tail).unwrap();
+            let again = laws.law(&g, &b, bound, fine, tail).unwrap();
+            assert!(Arc::ptr_eq(&first, &again), "{bound:?}: computed again");
+            let kept = epoch_pld_kept(&g, t, fine, tail, bound, &laws).unwrap();
+            assert_eq!(
+                kept,
+                epoch_pld(&g, t, fine, tail, bound).unwrap(),
+                "{bound:?}"
+            );
+            assert_eq!(laws.len(), 1);
+        }
+    }
+
+    /// A law's key holds everything it depends on: the mechanism, the bound, the lattice,
+    /// the truncation and (lower bound) the landing step, which follows √h on grids far
+    /// finer than the lattice resolves.
+    #[test]
+    fn a_law_is_kept_under_everything_it_depends_on() {
+        let g = Gaussian::new(1.0, 1.0).unwrap();
+        let lattice = Lattice::new(&g, 2, 1e-4, 1e-15, Bound::Lower).unwrap();
+        let key = |g: &Gaussian, lattice: &Lattice, bound, h, tail| {
+            LawKey::new(g, lattice, bound, h, tail)
+        };
+        let base = key(&g, &lattice, Bound::Lower, 1e-4, 1e-15);
+        assert_eq!(base, key(&g, &lattice, Bound::Lower, 2e-4, 1e-15));
+        let other_sigma = Gaussian::new(1.01, 1.0).unwrap();
+        let finer = Lattice {
+            delta: 0.5 * lattice.delta,
+            ..lattice
+        };
+        let longer = Lattice {
+            points: lattice.points - 1,
+            ..lattice
+        };
+        for other in [
+            key(&other_sigma, &lattice, Bound::Lower, 1e-4, 1e-15),
+            key(&g, &lattice, Bound::Upper, 1e-4, 1e-15),
+            key(&g, &finer, Bound::Lower, 1e-4, 1e-15),
+            key(&g, &longer, Bound::Lower, 1e-4, 1e-15),
+            key(&g, &lattice, Bound::Lower, 1e-4, 2e-15),
+            key(&g, &lattice, Bound::Lower, 1e-8, 1e-15),
+        ] {
+            assert_ne!(base, other);
+        }
+        // The upper bound's law does not depend on the grid step at all.
+        assert_eq!(
+            key(&g, &lattice, Bound::Upper, 1e-8, 1e-15),
+            key(&g, &lattice, Bound::Upper, 1e-4, 1e-15)
+        );
     }
 
     #[test]
