@@ -61,6 +61,14 @@
 //! over twice their length whenever the circular buffer of their own length would fold
 //! more onto some block than the plain power's round-off.
 //!
+//! The lower tail of S decides ADD's δ. It is light (B ≥ 0), but its entries' absolute
+//! round-off, summed over a long window, is not: where the plain power's round-off summed
+//! over the window exceeds 10⁶ truncation masses (about 1e-3·δ for an ε(δ) query), three
+//! more tilts, with λ < 0, sit at the saddle points of S's lower quantiles at the same
+//! levels. One epoch of σ 1.75, t 727: δ_add(0.17) was bracketed in [0, 2.5e-15] (REMOVE's
+//! is 6.4e-16), so ε(1e-15) stopped at [0.1685, 0.1804] in 4.8 s; with them,
+//! [1.548e-16, 1.550e-16], and ε(1e-15) is [0.168474, 0.168601] in 0.06 s.
+//!
 //! Without those gap tilts the three quantile levels' tilts coincided for σ 1.1 and 235
 //! steps, and between the bulk and the heavy steps (one epoch's δ from 1e-10 to 1e-13)
 //! entries kept error bounds up to 30 times their values: one epoch at δ 1e-12 was
@@ -879,7 +887,15 @@ fn power(q: &[f64], lattice: &Lattice, tail_mass: f64, tilted: bool) -> Result<P
         p_above,
     };
     if tilted {
-        for lambda in tail_tilts(&mq, tf, level) {
+        // The lower tail too where the plain power's round-off, summed over the window,
+        // exceeds LOWER_TILTS_ROUND_OFF times the truncation mass: see `lower_tail_tilts`.
+        let summed = power.estimates[0].roundoff * power.values.len() as f64;
+        let lower = if summed > LOWER_TILTS_ROUND_OFF * tail_mass {
+            lower_tail_tilts(&mq, tf, level)
+        } else {
+            Vec::new()
+        };
+        for lambda in tail_tilts(&mq, tf, level).into_iter().chain(lower) {
             if let Some(tilt) = power.prepare_tilt(q, t, lambda, delta) {
                 power.refine(&tilt, t);
             }
@@ -992,6 +1008,39 @@ fn tail_tilts(mq: &TailMoments, tf: f64, level: f64) -> Vec<f64> {
                         .total_cmp(&((tf * mq.up[b] - at) / mq.lambdas[b]))
                 })
                 .map(|k| mq.lambdas[k])
+        })
+        .collect();
+    lambdas.sort_by(f64::total_cmp);
+    lambdas.dedup();
+    lambdas
+}
+
+/// How many times the truncation mass the plain power's round-off, summed over its window,
+/// must exceed for [`power`] to add [`lower_tail_tilts`]: about a thousandth of δ for an
+/// ε(δ) query (whose truncation is 1e-9·δ). Reached below δ ≈ 1e-8 for σ 1.75, t 727 (at
+/// δ 1e-5 the sum is 10²–10³ truncation masses, and the tilts moved no answer of the
+/// default-δ epochs measured while costing up to 8% of their time).
+const LOWER_TILTS_ROUND_OFF: f64 = 1e6;
+
+/// Tilts (per lattice index, negative) aimed at the lower tail of S, which decides ADD's δ:
+/// the Chernoff saddle points of S's lower quantiles at levels `e^{level·j/4}`, j = 1, 2, 3,
+/// each tried once. Only where the plain power's round-off could matter against the
+/// truncation ([`LOWER_TILTS_ROUND_OFF`]): the lower tail is light (B ≥ 0), but its entries' absolute
+/// round-off, about 1e-20 each, summed over a window of 10⁵ and more entries, put a floor
+/// of about 2.5e-15 under ADD's δ (σ 1.75, t 727, δ(0.17) ≤ 2.5e-15 where REMOVE's is
+/// 6.36e-16, and ε(1e-15) ≤ 0.1804 against a lower end of 0.1685).
+fn lower_tail_tilts(mq: &TailMoments, tf: f64, level: f64) -> Vec<f64> {
+    let mut lambdas: Vec<f64> = (1..=3)
+        .filter_map(|j| {
+            let at = level * j as f64 / 4.0;
+            // The tilt of the largest bound (at − t·down)/λ on the quantile's index.
+            (0..TILTS)
+                .filter(|&k| mq.down[k].is_finite())
+                .max_by(|&a, &b| {
+                    ((at - tf * mq.down[a]) / mq.lambdas[a])
+                        .total_cmp(&((at - tf * mq.down[b]) / mq.lambdas[b]))
+                })
+                .map(|k| -mq.lambdas[k])
         })
         .collect();
     lambdas.sort_by(f64::total_cmp);
@@ -2230,6 +2279,34 @@ mod tests {
                 check_bracket(&label, &upper, &lower, epsilon, exact, |e| 1e-7 * e);
             }
         }
+    }
+
+    /// Deep in ADD's tail (δ about 1e-16), where the plain power's absolute round-off once
+    /// put a floor of 2.5e-15 under ADD's upper δ, the lower-tail tilts make both
+    /// directions' brackets narrow: the upper bound within 1% of the lower one, an
+    /// independent construction (the landed cells).
+    #[test]
+    fn deep_add_tails_are_narrow_with_lower_tail_tilts() {
+        let g = Gaussian::new(1.75, 1.0).unwrap();
+        let (t, step, tail) = (727, 2e-4, 1e-24);
+        let upper = epoch_pld(&g, t, step, tail, Bound::Upper).unwrap();
+        let lower = epoch_pld(&g, t, step, tail, Bound::Lower).unwrap();
+        for epsilon in [0.17, 0.2] {
+            for (name, up, low) in [
+                ("remove", upper.remove(), lower.remove()),
+                ("add", upper.add(), lower.add()),
+            ] {
+                let (up, low) = (
+                    up.delta_for_epsilon(epsilon),
+                    low.delta_for_epsilon(epsilon),
+                );
+                assert!(
+                    low > 0.0 && low <= up && up <= 1.01 * low,
+                    "{name} δ({epsilon}): [{low:e}, {up:e}]"
+                );
+            }
+        }
+        assert!(upper.add().delta_for_epsilon(0.17) < 1.6e-16);
     }
 
     /// A lattice capped by its size limit is the same on two grids: the law kept from the
