@@ -2999,13 +2999,9 @@ mod tests {
         assert!(!retry_may_meet(1e-16, 1e-12, 1e-15, None));
     }
 
-    /// A tolerance no grid meets (1e-20 of ε) at δ below the tilting threshold: the tilted
-    /// pass stops at the memory budget with a round-off charge far below its width, and no
-    /// retry with reaching powers follows (none is in the cache), whether ε(δ) or δ(ε) was
-    /// asked; the bracket is still the true ε's (the answer of a fine fixed grid lies in it).
     /// A retry with reaching powers whose first grid charges as much round-off as the pass
     /// before (the charge is the random allocation epoch's own) stops on that grid, in both
-    /// directions; without the rule it refined three more grids (2.5–2.9 s) and left both
+    /// directions; without the rule it refined two or three more grids (2.5–2.9 s) and left both
     /// ends where they were. (Each grid's reaching powers are also made on its 16-times
     /// coarser lower grid: the finest step says which grids the retry reached.)
     #[test]
@@ -3090,6 +3086,10 @@ mod tests {
         assert!(first.settings.tolerance_met, "{:?}", first.settings);
     }
 
+    /// A tolerance no grid meets (1e-20 of ε) at δ below the tilting threshold: the tilted
+    /// pass stops at the memory budget with a round-off charge far below its width, and no
+    /// retry with reaching powers follows (none is in the cache), whether ε(δ) or δ(ε) was
+    /// asked; the bracket is still the true ε's (the answer of a fine fixed grid lies in it).
     #[test]
     fn an_unreachable_tolerance_is_not_retried_for_round_off() {
         let spec = CompositionSpec::dp_sgd(1.0, 0.01, 1000, 1.0).expect("valid");
