@@ -888,14 +888,17 @@ fn power(q: &[f64], lattice: &Lattice, tail_mass: f64, tilted: bool) -> Result<P
     };
     if tilted {
         // The lower tail too where the plain power's round-off, summed over the window,
-        // exceeds LOWER_TILTS_ROUND_OFF times the truncation mass: see `lower_tail_tilts`.
+        // exceeds LOWER_TILTS_ROUND_OFF times the truncation mass: see `tail_tilts`.
         let summed = power.estimates[0].roundoff * power.values.len() as f64;
         let lower = if summed > LOWER_TILTS_ROUND_OFF * tail_mass {
-            lower_tail_tilts(&mq, tf, level)
+            tail_tilts(&mq, tf, level, Tail::Lower)
         } else {
             Vec::new()
         };
-        for lambda in tail_tilts(&mq, tf, level).into_iter().chain(lower) {
+        for lambda in tail_tilts(&mq, tf, level, Tail::Upper)
+            .into_iter()
+            .chain(lower)
+        {
             if let Some(tilt) = power.prepare_tilt(q, t, lambda, delta) {
                 power.refine(&tilt, t);
             }
@@ -991,23 +994,41 @@ fn saddle_tilt(q: &[f64], mean: f64) -> Option<f64> {
     (lambda.is_finite() && lambda > 0.0).then_some(lambda)
 }
 
-/// Tilts (per lattice index) aimed at the upper tail of S, where small REMOVE δ are
-/// decided: the Chernoff saddle points of S's upper quantiles at levels `e^{level·j/4}`,
-/// j = 1, 2, 3 (`level` is the window's), each tried once. (The lower tail, which decides
-/// small ADD δ, is light, B ≥ 0: there the plain power's round-off stays below 1e-16 in δ
-/// and tilts would only cost time.)
-fn tail_tilts(mq: &TailMoments, tf: f64, level: f64) -> Vec<f64> {
+/// Which tail of S a tilt aims at.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Tail {
+    Upper,
+    Lower,
+}
+
+/// Tilts (per lattice index) aimed at one tail of S: the Chernoff saddle points of S's
+/// quantiles in that tail at levels `e^{level·j/4}`, j = 1, 2, 3 (`level` is the window's),
+/// each tried once; positive for the upper tail, where small REMOVE δ are decided, negative
+/// for the lower, which decides ADD's.
+///
+/// The lower tail is light (B ≥ 0), and [`power`] aims tilts at it only where the plain
+/// power's round-off could matter against the truncation ([`LOWER_TILTS_ROUND_OFF`]): its
+/// entries' absolute round-off, about 1e-20 each, summed over a window of 10⁵ and more
+/// entries, put a floor of about 2.5e-15 under ADD's δ (σ 1.75, t 727, δ(0.17) ≤ 2.5e-15
+/// where REMOVE's is 6.36e-16, and ε(1e-15) ≤ 0.1804 against a lower end of 0.1685).
+fn tail_tilts(mq: &TailMoments, tf: f64, level: f64, tail: Tail) -> Vec<f64> {
+    // Bounds ln E e^{±λS} ≤ t·log_mgf, and the sign of the tilt.
+    let (log_mgf, sign) = match tail {
+        Tail::Upper => (&mq.up, 1.0),
+        Tail::Lower => (&mq.down, -1.0),
+    };
     let mut lambdas: Vec<f64> = (1..=3)
         .filter_map(|j| {
             let at = level * j as f64 / 4.0;
-            // The tilt of the smallest bound (t·up − at)/λ.
+            // The tilt of the bound (t·log_mgf − at)/λ on the quantile's distance from 0
+            // (upper tail: the index; lower tail: minus the index) that is smallest.
             (0..TILTS)
-                .filter(|&k| mq.up[k].is_finite())
+                .filter(|&k| log_mgf[k].is_finite())
                 .min_by(|&a, &b| {
-                    ((tf * mq.up[a] - at) / mq.lambdas[a])
-                        .total_cmp(&((tf * mq.up[b] - at) / mq.lambdas[b]))
+                    ((tf * log_mgf[a] - at) / mq.lambdas[a])
+                        .total_cmp(&((tf * log_mgf[b] - at) / mq.lambdas[b]))
                 })
-                .map(|k| mq.lambdas[k])
+                .map(|k| sign * mq.lambdas[k])
         })
         .collect();
     lambdas.sort_by(f64::total_cmp);
@@ -1016,37 +1037,11 @@ fn tail_tilts(mq: &TailMoments, tf: f64, level: f64) -> Vec<f64> {
 }
 
 /// How many times the truncation mass the plain power's round-off, summed over its window,
-/// must exceed for [`power`] to add [`lower_tail_tilts`]: about a thousandth of δ for an
+/// must exceed for [`power`] to add the lower tail's [`tail_tilts`]: about a thousandth of δ for an
 /// ε(δ) query (whose truncation is 1e-9·δ). Reached below δ ≈ 1e-8 for σ 1.75, t 727 (at
 /// δ 1e-5 the sum is 10²–10³ truncation masses, and the tilts moved no answer of the
 /// default-δ epochs measured while costing up to 8% of their time).
 const LOWER_TILTS_ROUND_OFF: f64 = 1e6;
-
-/// Tilts (per lattice index, negative) aimed at the lower tail of S, which decides ADD's δ:
-/// the Chernoff saddle points of S's lower quantiles at levels `e^{level·j/4}`, j = 1, 2, 3,
-/// each tried once. Only where the plain power's round-off could matter against the
-/// truncation ([`LOWER_TILTS_ROUND_OFF`]): the lower tail is light (B ≥ 0), but its entries' absolute
-/// round-off, about 1e-20 each, summed over a window of 10⁵ and more entries, put a floor
-/// of about 2.5e-15 under ADD's δ (σ 1.75, t 727, δ(0.17) ≤ 2.5e-15 where REMOVE's is
-/// 6.36e-16, and ε(1e-15) ≤ 0.1804 against a lower end of 0.1685).
-fn lower_tail_tilts(mq: &TailMoments, tf: f64, level: f64) -> Vec<f64> {
-    let mut lambdas: Vec<f64> = (1..=3)
-        .filter_map(|j| {
-            let at = level * j as f64 / 4.0;
-            // The tilt of the largest bound (at − t·down)/λ on the quantile's index.
-            (0..TILTS)
-                .filter(|&k| mq.down[k].is_finite())
-                .max_by(|&a, &b| {
-                    ((at - tf * mq.down[a]) / mq.lambdas[a])
-                        .total_cmp(&((at - tf * mq.down[b]) / mq.lambdas[b]))
-                })
-                .map(|k| -mq.lambdas[k])
-        })
-        .collect();
-    lambdas.sort_by(f64::total_cmp);
-    lambdas.dedup();
-    lambdas
-}
 
 impl Power {
     /// Power the law tilted by `e^{λj}` over the same window, and take its entries where
