@@ -35,9 +35,13 @@ impl GridPmf {
         self.compose_tilted(other, tail_mass, 0)
     }
 
-    /// [`GridPmf::compose`] with extra convolutions of exponentially tilted copies (`tilts` of
-    /// them), which make the upper tail accurate in relative terms, as
-    /// [`GridPmf::self_compose_tilted`] does for self-composition.
+    /// [`GridPmf::compose`] with extra convolutions of exponentially tilted copies (up to
+    /// `2·tilts` of them), which make the upper tail accurate in relative terms, as
+    /// [`GridPmf::self_compose_tilted`] does for self-composition: `tilts` fractions of the
+    /// saddle point of the index above which the sum holds `tail_mass / 2`, and the saddle
+    /// points of the sum's Chernoff quantiles at levels `(tail_mass / 2)^{j/tilts}`. (Where an
+    /// input has a bounded support, such as a two-outcome pair's lattice, that first saddle
+    /// point lies at its top and all its fractions aim above the losses a small δ reads.)
     ///
     /// Tilting both inputs by θ (`pᵢ ↦ pᵢ e^{θ lᵢ − A}`) tilts their convolution, so entry i
     /// of the tilted convolution times `e^{A_a + A_b − θ lᵢ}` is entry i of the plain one; its
@@ -423,7 +427,7 @@ impl GridPmf {
             compounded_rounding: power_rounding(self.compounded_rounding, kf),
         };
         if tilts > 0 && self.entry_errors.is_none() {
-            let mut extra = quantile_tilts(&moments, k, tail_mass, tilts);
+            let mut extra = quantile_tilts(&moments, k, tail_mass, tilts, None);
             if reaching {
                 let heavy = self.heavy_tail_tilts(&moments, k, &window, tilts, &extra);
                 extra.extend(heavy);
@@ -568,8 +572,11 @@ impl GridPmf {
             .upper_quantile(1.0, log_half_tail, Some(&mb))
             .map_or(0.0, |(_, tilt)| tilt);
         let mut replaced_sq = 0.0;
-        for j in 1..=tilts {
-            let theta = saddle * j as f64 / (tilts + 1) as f64;
+        // (As a self-composition adds `quantile_tilts`: see `compose_tilted`.)
+        let fractions = (1..=tilts).map(|j| saddle * j as f64 / (tilts + 1) as f64);
+        let mut quantiles = quantile_tilts(&ma, 1, tail_mass, tilts, Some(&mb));
+        quantiles.dedup();
+        for theta in fractions.chain(quantiles) {
             let (Some((ta, la)), Some((tb, lb))) = (a.tilted(theta), b.tilted(theta)) else {
                 continue;
             };
@@ -1444,13 +1451,14 @@ pub(super) fn quantile_tilts(
     k: u64,
     tail_mass: f64,
     tilts: usize,
+    with: Option<&TailMoments>,
 ) -> Vec<f64> {
     let log_half_tail = (0.5 * tail_mass).max(1e-300).ln();
     (1..=tilts)
         .filter_map(|j| {
             let level = log_half_tail * j as f64 / tilts as f64;
             moments
-                .upper_quantile(k as f64, level, None)
+                .upper_quantile(k as f64, level, with)
                 .map(|(_, tilt)| tilt)
         })
         .collect()
@@ -1951,7 +1959,7 @@ mod tests {
         let (k, tail_mass, tilts) = (1797, 4.5e-21, 3);
         let (heavy, moments, window) =
             sampled_gaussian_power(1.0539, 3.614e-4, 1e-4, k, tail_mass, tilts);
-        let chosen = quantile_tilts(&moments, k, tail_mass, tilts);
+        let chosen = quantile_tilts(&moments, k, tail_mass, tilts, None);
         let extra = heavy.heavy_tail_tilts(&moments, k, &window, tilts, &chosen);
         assert!(
             !extra.is_empty(),
@@ -1977,7 +1985,7 @@ mod tests {
             );
         }
         let (light, moments, window) = sampled_gaussian_power(1.0539, 1.0, 1e-3, 50, 1e-20, tilts);
-        let chosen = quantile_tilts(&moments, 50, 1e-20, tilts);
+        let chosen = quantile_tilts(&moments, 50, 1e-20, tilts, None);
         assert!(light
             .heavy_tail_tilts(&moments, 50, &window, tilts, &chosen)
             .is_empty());

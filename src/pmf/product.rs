@@ -273,7 +273,7 @@ fn compose_in_window(
         })),
     };
     if tilts > 0 {
-        let extra = quantile_tilts(moments, 1, tail_mass, tilts);
+        let extra = quantile_tilts(moments, 1, tail_mass, tilts, None);
         out.refine_tail(parts, window, tilts, &extra, reaching);
     }
     if tail_mass > 0.0 {
