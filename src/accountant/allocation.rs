@@ -182,7 +182,12 @@ impl Allocation {
     /// δ at the compared ε (by their sum of ln δ) kept. Any of them is a valid lower bound;
     /// the best rate measured grows from about 0.45·k/t at k = 2 (t = 100) to 0.85·k/t at
     /// k = 10 (t = 1000).
-    fn several_lower(&self, step: f64, tail_mass: f64) -> Result<PrivacyLossDistribution> {
+    fn several_lower(
+        &self,
+        step: f64,
+        tail_mass: f64,
+        max_points: usize,
+    ) -> Result<PrivacyLossDistribution> {
         let (t, k) = (self.steps_per_epoch, self.participations);
         let base = k as f64 / t as f64;
         let score = |pld: &PrivacyLossDistribution| -> f64 {
@@ -195,8 +200,15 @@ impl Allocation {
         let mut failure = None;
         let statistics = SEVERAL_RATE_SHARES.map(|share| StepStatistic::LogMixture(share * base));
         // (The lattice and its landed cells, most of the cost, are built once for all rates.)
-        let results =
-            epoch_lower_several_statistics(&self.gaussian, t, k, &statistics, step, tail_mass)?;
+        let results = epoch_lower_several_statistics(
+            &self.gaussian,
+            t,
+            k,
+            &statistics,
+            step,
+            tail_mass,
+            max_points,
+        )?;
         for result in results {
             match result {
                 Ok(pld) => {
@@ -235,7 +247,7 @@ impl Allocation {
             )
         };
         let allocated = if self.participations > 1 {
-            self.several_lower(step, tail_mass)
+            self.several_lower(step, tail_mass, laws.max_points())
         } else {
             epoch_pld_kept(
                 &self.gaussian,

@@ -154,17 +154,6 @@ impl PldCache {
             .unwrap_or(0)
     }
 
-    /// The finest grid step of the self-compositions kept with reaching powers.
-    #[cfg(test)]
-    pub(super) fn finest_reaching_step(&self) -> Option<f64> {
-        let powers = self.powers.lock().ok()?;
-        powers
-            .iter()
-            .filter(|p| p.reaching)
-            .map(|p| f64::from_bits(p.grid.step))
-            .min_by(f64::total_cmp)
-    }
-
     /// The `count`-fold self-composition of a group's PMF, computed by `make` on a miss;
     /// only the latest count is kept per group, bound, direction and grid.
     pub(super) fn power<E>(

@@ -211,11 +211,14 @@ impl FirstGrid {
     /// `self`: on the same grid, where the charge was at least a tenth of the target width,
     /// it did not halve the charge ([`RETRY_SHRINK`]). The retry changes only how
     /// self-compositions are computed, so a charge they do not shrink there is some other
-    /// part's (an epoch of random allocation's own FFT power, which tilting the composition
-    /// does not touch), and finer grids would only repeat the pass before at more cost: one
+    /// part's, and finer grids would only repeat the pass before at more cost. (Found on one
     /// epoch of random allocation, σ 1.75, t 727, beside 157 runs of a two-outcome pair,
-    /// δ 1e-15, charged 8.66e-13 on the first grid in both passes, and the retry's three
-    /// finer grids took 2.6 of the query's 2.9 s and left both ends where they were.
+    /// δ 1e-15: 8.66e-13 charged on the first grid in both passes, and the retry's three
+    /// finer grids took 2.6 of the query's 2.9 s and left both ends where they were. That
+    /// charge was the heterogeneous composition's, whose tilts all aimed above the pair's
+    /// last atoms; with tilts at its Chernoff quantiles too, see
+    /// [`crate::pmf::grid_pmf::GridPmf::compose_tilted`], that query meets its tolerance on
+    /// its first grid and takes no retry.)
     ///
     /// An unknown (NaN) charge is never judged futile, nor one too small on the first grid
     /// to say what held the pass back: Poisson-sampled Laplace noise whose losses lie within
@@ -726,7 +729,7 @@ impl Accountant {
             costly_singles: Arc::new(PldCache::keeping(COSTLY_SINGLES)),
             start_step: None,
             lower_groups: Arc::default(),
-            epoch_laws: Arc::default(),
+            epoch_laws: Arc::new(EpochLaws::within(options.memory_budget_bytes())),
         })
     }
 
@@ -1282,7 +1285,9 @@ impl Accountant {
         // estimate counts the tasks held at once), otherwise one after the other here.
         let budget = self.options.memory_budget_bytes() as f64;
         // (No tails are merged here: the loss ranges are judged untruncated.)
-        let pmfs = if self.plan.memory_estimate(step, 0, None, tail_mass) <= budget {
+        let needed = self.plan.memory_estimate(step, 0, None, tail_mass)
+            + self.plan.lattice_bytes(step, tail_mass, &self.epoch_laws);
+        let pmfs = if needed <= budget {
             compute()
         } else {
             parallel::serially(compute)
@@ -2029,7 +2034,8 @@ impl Accountant {
         let cheap = fine_points <= most_points
             && fine_points * self.plan.distinct_factors() as f64 <= FINE_UPPER_WORK
             // (beside the next grid's evaluation, when computed speculatively)
-            && bytes * (growth + 1.0) <= self.options.memory_budget_bytes() as f64
+            && bytes * (growth + 1.0) + self.plan.lattice_bytes(fine_step, truncation, &self.epoch_laws)
+                <= self.options.memory_budget_bytes() as f64
             && self.plan.fits(fine_step, tail_mass, truncation);
         cheap.then_some(fine_step)
     }
@@ -2413,7 +2419,8 @@ impl Accountant {
             if refinements == 0 {
                 let needed = self
                     .plan
-                    .memory_estimate(step, tilts, range_tail, tail_mass);
+                    .memory_estimate(step, tilts, range_tail, tail_mass)
+                    + self.plan.lattice_bytes(step, tail_mass, &self.epoch_laws);
                 if needed > budget {
                     if fixed.is_none() && coarsenings < MAX_COARSENINGS && step < MAX_GRID_STEP {
                         step = self.plan.aligned_step((step * 4.0).min(MAX_GRID_STEP));
@@ -2447,6 +2454,9 @@ impl Accountant {
                         && self
                             .plan
                             .memory_estimate(first_step, tilts, range_tail, tail_mass)
+                            + self
+                                .plan
+                                .lattice_bytes(first_step, tail_mass, &self.epoch_laws)
                             <= budget
                     {
                         step = first_step;
@@ -2821,7 +2831,9 @@ impl Accountant {
                     (next, too_large) = (merged_next, merged_too_large);
                 }
             }
-            let over_budget = bytes * (step / next) > budget;
+            let over_budget = bytes * (step / next)
+                + self.plan.lattice_bytes(next, tail_mass, &self.epoch_laws)
+                > budget;
             if give_up || too_large || over_budget || stalled {
                 // The finer upper grid of `upper_grid_step` (cheap grids only): computed beside
                 // a refined grid above, else now that this grid met the tolerance (unless its
@@ -2999,64 +3011,45 @@ mod tests {
         assert!(!retry_may_meet(1e-16, 1e-12, 1e-15, None));
     }
 
-    /// A retry with reaching powers whose first grid charges as much round-off as the pass
-    /// before (the charge is the random allocation epoch's own) stops on that grid, in both
-    /// directions; without the rule it refined two or three more grids (2.5–2.9 s) and left both
-    /// ends where they were. (Each grid's reaching powers are also made on its 16-times
-    /// coarser lower grid: the finest step says which grids the retry reached.)
+    /// A retry's first grid is futile after the pass before only on the same grid and
+    /// truncation, where the pass before's charge mattered, and when the retry did not halve
+    /// that charge; an unknown (NaN) charge never is.
     #[test]
-    fn a_retry_that_does_not_shrink_the_round_off_stops_on_its_first_grid() {
-        let spec = CompositionSpec::from_json_str(
-            r#"{"events": [{"mechanism": "gaussian", "sigma": 1.75, "count": 1,
-                "sampling": {"random_allocation": {"steps_per_epoch": 727}}},
-                {"mechanism": "pmf_pair", "p": [0.7463663266146123, 0.25363367338538767],
-                "q": [0.25363367338538767, 0.7463663266146123], "count": 157}]}"#,
-        )
-        .expect("valid");
-        let options = AccountantOptions::default();
-        let cache = Arc::new(PldCache::default());
-        let accountant = Accountant::new(&spec, options)
-            .expect("valid")
-            .with_cache(Arc::clone(&cache), None);
-        let answer = accountant.epsilon_for_delta(1e-15).expect("answers");
-        // Both passes stopped on the first grid: the retry did run, and refined no further.
-        assert_eq!(answer.settings.refinements, 0, "{:?}", answer.settings);
-        assert_eq!(
-            cache.finest_reaching_step(),
-            answer.settings.grid_step,
-            "{:?}",
-            answer.settings
-        );
-        let fixed = Accountant::new(
-            &spec,
-            AccountantOptions {
-                grid_step: Some(1e-3),
-                ..options
-            },
-        )
-        .expect("valid")
-        .epsilon_for_delta(1e-15)
-        .expect("answers");
-        assert!(
-            answer.epsilon.lower <= fixed.epsilon.upper
-                && fixed.epsilon.lower <= answer.epsilon.upper,
-            "{:?} against {:?}",
-            answer.epsilon,
-            fixed.epsilon
-        );
-        let cache = Arc::new(PldCache::default());
-        let accountant = Accountant::new(&spec, options)
-            .expect("valid")
-            .with_cache(Arc::clone(&cache), None);
-        let answer = accountant.delta_for_epsilon(150.0).expect("answers");
-        assert_eq!(answer.settings.refinements, 0, "{:?}", answer.settings);
-        assert_eq!(
-            cache.finest_reaching_step(),
-            answer.settings.grid_step,
-            "{:?}",
-            answer.settings
-        );
-        assert!(answer.delta.lower > 0.0 && answer.delta.upper < 1e-10);
+    fn a_retry_is_futile_only_where_it_did_not_halve_a_charge_that_mattered() {
+        let before = FirstGrid {
+            step: 1e-2,
+            tail_mass: 1e-24,
+            roundoff_mass: 8.66e-13,
+            charge_matters: true,
+        };
+        let retry = |roundoff_mass: f64| FirstGrid {
+            roundoff_mass,
+            charge_matters: true,
+            ..before
+        };
+        assert!(before.futile(&retry(8.66e-13)));
+        assert!(before.futile(&retry(0.5 * 8.66e-13)));
+        assert!(!before.futile(&retry(0.49 * 8.66e-13)));
+        assert!(!before.futile(&retry(f64::NAN)));
+        assert!(!before.futile(&FirstGrid {
+            step: 5e-3,
+            ..retry(8.66e-13)
+        }));
+        assert!(!before.futile(&FirstGrid {
+            tail_mass: 1e-20,
+            ..retry(8.66e-13)
+        }));
+        let small = FirstGrid {
+            charge_matters: false,
+            ..before
+        };
+        assert!(!small.futile(&retry(8.66e-13)));
+        let unknown = FirstGrid {
+            roundoff_mass: f64::NAN,
+            charge_matters: false,
+            ..before
+        };
+        assert!(!unknown.futile(&retry(8.66e-13)));
     }
 
     /// A random allocation epoch's laws on its lattices are kept by the accountant (both

@@ -4,6 +4,7 @@
 use super::allocation::Allocation;
 use super::shuffle::ShuffleEpoch;
 use super::*;
+use crate::discretize::random_allocation::{epoch_lattice_points, LATTICE_BYTES_PER_POINT};
 use crate::mechanism::TruncatedPoissonGaussian;
 use crate::spec::Shift;
 
@@ -1055,6 +1056,47 @@ impl Plan {
             .sum::<usize>()
             .min(super::PRODUCT_CHUNK_POINTS + longest);
         CONCURRENT_TASKS as f64 * super::task_bytes(held, longest, tilts)
+    }
+
+    /// Estimated peak bytes of the random allocation (and shuffling) epochs' lattices on a
+    /// grid of step `step` at truncation `truncation`, beyond the grids
+    /// [`Plan::memory_estimate`] counts: the largest epoch's lattice points times
+    /// [`LATTICE_BYTES_PER_POINT`] (both bounds at once), and with more than one such event
+    /// the laws `laws` may keep of the others. 0 without such events.
+    pub(super) fn lattice_bytes(
+        &self,
+        step: f64,
+        truncation: f64,
+        laws: &EpochLaws<Gaussian>,
+    ) -> f64 {
+        let max_points = laws.max_points();
+        let points = |gaussian: &Gaussian, steps: u64| {
+            epoch_lattice_points(gaussian, steps, step, truncation, max_points)
+        };
+        let lattices: Vec<usize> = self
+            .groups
+            .iter()
+            .filter_map(|g| match &g.component {
+                // (k > 1: the upper bound's single allocations over ⌊t/k⌋ and ⌊t/k⌋ + 1
+                // steps, the lower bound's lattice over t.)
+                Component::RandomAllocation(a) => Some(
+                    [a.steps_per_epoch, a.steps_per_epoch / a.participations + 1]
+                        .into_iter()
+                        .map(|steps| points(&a.gaussian, steps))
+                        .max()
+                        .unwrap_or(0),
+                ),
+                Component::Shuffle(epoch) => Some(points(&epoch.step, epoch.steps_per_epoch)),
+                _ => None,
+            })
+            .collect();
+        let largest = lattices.iter().copied().max().unwrap_or(0);
+        let kept = if lattices.len() > 1 {
+            laws.max_kept_bytes() as f64
+        } else {
+            0.0
+        };
+        largest as f64 * LATTICE_BYTES_PER_POINT as f64 + kept
     }
 
     /// A rough width (nats) of the widest single event's loss range, plus `slack`.

@@ -78,6 +78,10 @@ pub struct AccountantOptions {
     /// ([`Settings::stopped_by`] = `"memory budget"`); a first grid that would exceed it is
     /// coarsened. A fixed grid step over the budget is an [`crate::Error::MemoryBudget`].
     /// The estimate is of the accountant's own buffers; the process needs a few MiB more.
+    /// Epochs of random allocation and shuffling count too: their lattices take at most half
+    /// the budget and the laws kept across grids at most a quarter (see
+    /// [`crate::discretize::random_allocation::EpochLaws::within`]); the default budget leaves
+    /// them at their maxima.
     pub memory_budget: Option<u64>,
     /// When the grid chosen for the tolerance is coarser than this (nats), the upper bound
     /// is also computed on a grid this fine (default [`DEFAULT_UPPER_GRID_STEP`]), if that

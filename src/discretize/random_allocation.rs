@@ -263,7 +263,8 @@ fn epoch_pld_with<M: MonotonePrivacyLoss + Clone + PartialEq>(
             bound,
         );
     }
-    let lattice = Lattice::new(mechanism, steps, grid_step, tail_mass, bound)?;
+    let max_points = laws.map_or(MAX_LATTICE_POINTS, |laws| laws.max_points);
+    let lattice = Lattice::new(mechanism, steps, grid_step, tail_mass, bound, max_points)?;
     let law = match laws {
         Some(laws) => laws.law(mechanism, &lattice, bound, grid_step, tail_mass)?,
         None => Arc::new(EpochLaw::new(
@@ -274,6 +275,30 @@ fn epoch_pld_with<M: MonotonePrivacyLoss + Clone + PartialEq>(
         EpochLaw::Upper(upper) => upper.on_grid(&lattice, grid_step),
         EpochLaw::Lower(lower) => lower.on_grid(&lattice, grid_step),
     }
+}
+
+/// Lattice points an epoch of `steps` steps of `mechanism` uses on a grid of step
+/// `grid_step` at truncation `tail_mass`, the larger of its two bounds' lattices, at most
+/// `max_points`; 0 where it takes none (one step, or parameters it refuses). For memory
+/// estimates (see [`LATTICE_BYTES_PER_POINT`]).
+pub fn epoch_lattice_points<M: MonotonePrivacyLoss>(
+    mechanism: &M,
+    steps: u64,
+    grid_step: f64,
+    tail_mass: f64,
+    max_points: usize,
+) -> usize {
+    if steps < 2 || !(tail_mass > 0.0 && tail_mass < 1.0) {
+        return 0;
+    }
+    [Bound::Upper, Bound::Lower]
+        .into_iter()
+        .filter_map(|bound| {
+            Lattice::new(mechanism, steps, grid_step, tail_mass, bound, max_points).ok()
+        })
+        .map(|lattice| lattice.points)
+        .max()
+        .unwrap_or(0)
 }
 
 /// An epoch's law on its lattice in one bound: everything [`epoch_pld`] computes before it
@@ -317,7 +342,7 @@ impl EpochLaw {
 
 /// Most bytes of epoch laws an [`EpochLaws`] keeps (the oldest go first): the upper and
 /// lower laws of an epoch on a capped lattice (2²² points) take about 35 and 140 MB.
-const KEPT_LAW_BYTES: usize = 256 << 20;
+pub const KEPT_LAW_BYTES: usize = 256 << 20;
 
 /// Everything an epoch's law depends on.
 #[derive(Debug, Clone, PartialEq)]
@@ -354,17 +379,34 @@ impl<M: Clone> LawKey<M> {
 /// Epoch laws kept between grids and queries, so that grids sharing a lattice compute its
 /// t-fold power once (see [`epoch_pld_kept`]). Every entry is keyed by everything that
 /// determines it: a hit gives the same PLD, bit for bit, as a fresh computation.
+///
+/// It also carries the memory an epoch may use: the most lattice points
+/// ([`MAX_LATTICE_POINTS`] by default) and the most bytes of laws kept
+/// ([`KEPT_LAW_BYTES`] by default), both smaller under a small memory budget
+/// ([`EpochLaws::within`]).
 pub struct EpochLaws<M> {
     kept: Mutex<Vec<(LawKey<M>, Arc<EpochLaw>)>>,
+    max_points: usize,
+    kept_bytes: usize,
 }
 
 impl<M> Default for EpochLaws<M> {
     fn default() -> Self {
         EpochLaws {
             kept: Mutex::new(Vec::new()),
+            max_points: MAX_LATTICE_POINTS,
+            kept_bytes: KEPT_LAW_BYTES,
         }
     }
 }
+
+/// Peak bytes of one epoch's computation per lattice point, both bounds at once (the
+/// spread law, its FFT power's window and buffers, the conversion onto the grid and the
+/// kept laws), measured with `/usr/bin/time` on σ 0.6, t 1000 (see [`EpochLaws::within`]).
+pub const LATTICE_BYTES_PER_POINT: u64 = 160;
+
+/// Fewest lattice points a memory budget may leave an epoch.
+const MIN_LATTICE_POINTS: usize = 1 << 12;
 
 impl<M> std::fmt::Debug for EpochLaws<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -375,6 +417,33 @@ impl<M> std::fmt::Debug for EpochLaws<M> {
 }
 
 impl<M> EpochLaws<M> {
+    /// Laws to be kept by an evaluation whose grids may hold `budget` bytes: lattices of at
+    /// most the largest power of two of points whose [`LATTICE_BYTES_PER_POINT`] fit in half
+    /// the budget (at most [`MAX_LATTICE_POINTS`], at least 2¹²), and kept laws of at most a
+    /// quarter of it (at most [`KEPT_LAW_BYTES`]). A coarser lattice keeps both bounds valid
+    /// and widens the bracket. The default budget, 2 GiB, leaves both at their maxima.
+    pub fn within(budget: u64) -> Self {
+        let fitting = (budget / 2 / LATTICE_BYTES_PER_POINT).max(1);
+        let power = 1usize << (u64::BITS - 1 - fitting.leading_zeros());
+        EpochLaws {
+            kept: Mutex::new(Vec::new()),
+            max_points: power.clamp(MIN_LATTICE_POINTS, MAX_LATTICE_POINTS),
+            kept_bytes: usize::try_from(budget / 4)
+                .unwrap_or(usize::MAX)
+                .min(KEPT_LAW_BYTES),
+        }
+    }
+
+    /// The most lattice points an epoch may use.
+    pub fn max_points(&self) -> usize {
+        self.max_points
+    }
+
+    /// The most bytes of laws kept.
+    pub fn max_kept_bytes(&self) -> usize {
+        self.kept_bytes
+    }
+
     /// How many laws are kept.
     pub fn len(&self) -> usize {
         self.kept.lock().map_or(0, |kept| kept.len())
@@ -416,7 +485,7 @@ impl<M: MonotonePrivacyLoss + Clone + PartialEq> EpochLaws<M> {
             kept.retain(|(k, _)| !same_event(k));
             kept.push((key, Arc::clone(&law)));
             let mut bytes: usize = kept.iter().map(|(_, law)| law.bytes()).sum();
-            while bytes > KEPT_LAW_BYTES && !kept.is_empty() {
+            while bytes > self.kept_bytes && !kept.is_empty() {
                 bytes -= kept.remove(0).1.bytes();
             }
         }
@@ -435,13 +504,16 @@ struct Lattice {
 }
 
 impl Lattice {
-    /// The lattice for an epoch of `steps` steps of `mechanism` in `bound`.
+    /// The lattice for an epoch of `steps` steps of `mechanism` in `bound`, of at most
+    /// `max_points` points (at least 4; [`MAX_LATTICE_POINTS`] unless a memory budget
+    /// asks for fewer, see [`EpochLaws::within`]).
     fn new<M: MonotonePrivacyLoss>(
         mechanism: &M,
         steps: u64,
         grid_step: f64,
         tail_mass: f64,
         bound: Bound,
+        max_points: usize,
     ) -> Result<Lattice> {
         if !(grid_step.is_finite() && grid_step > 0.0) {
             return Err(Error::invalid("step", grid_step, "a finite number > 0"));
@@ -468,7 +540,7 @@ impl Lattice {
             ));
         }
         let matched = 0.5 * grid_step * t.sqrt();
-        let spacing = |cut: f64| matched.max(cut / (MAX_LATTICE_POINTS - 2) as f64);
+        let spacing = |cut: f64| matched.max(cut / (max_points - 2) as f64);
         let mut cut = cut_loss.exp().max(1.0);
         // A lower bound may drop what lies above its cut: rather than a lattice too coarse
         // for B's bulk (a spacing of 1 or more, B's mean under Q; heavy-tailed steps at tiny
@@ -479,7 +551,7 @@ impl Lattice {
         // would cost seconds and resolve no bulk either. (A spacing still at 1 or more after
         // the rules below, where no cell could land, falls back to LANDABLE_SPACING.)
         let lower_spacing = matched.max(LOWER_COARSEST_SPACING);
-        let lower_cut = lower_spacing * (MAX_LATTICE_POINTS - 2) as f64;
+        let lower_cut = lower_spacing * (max_points - 2) as f64;
         if bound == Bound::Lower && spacing(cut) >= 1.0 && cut > lower_cut && lower_cut > 1.0 {
             let first = mechanism.edge(mechanism.inverse_privacy_loss(lower_spacing.ln()));
             let (_, q_first) = mechanism.masses_between(mechanism.edge(f64::INFINITY), first);
@@ -493,7 +565,7 @@ impl Lattice {
         // more to "some step beyond the cut" instead: when the first cut's charge (the larger
         // of the two directions' masses at +∞, estimated) exceeds the truncation asked for,
         // the cut with the smaller charge is kept. Both are valid.
-        let capped = COARSEST_LATTICE * matched * (MAX_LATTICE_POINTS - 2) as f64;
+        let capped = COARSEST_LATTICE * matched * (max_points - 2) as f64;
         if cut > capped && capped > 1.0 {
             let charges = |cut: f64| {
                 let delta = spacing(cut);
@@ -534,7 +606,7 @@ impl Lattice {
         // instead, what lies above left out (there: ε(1e-5) ≥ 3.1341 and 2.1165).
         if bound == Bound::Lower && delta >= 1.0 {
             delta = LANDABLE_SPACING;
-            cut = cut.min(delta * (MAX_LATTICE_POINTS - 2) as f64);
+            cut = cut.min(delta * (max_points - 2) as f64);
         }
         let points = (cut / delta).ceil() as usize + 1;
         Ok(Lattice {
@@ -1822,13 +1894,15 @@ pub fn epoch_lower_several<M: MonotonePrivacyLoss>(
         &[statistic],
         grid_step,
         tail_mass,
+        MAX_LATTICE_POINTS,
     )?
     .pop()
     .unwrap_or_else(|| Err(Error::invalid("statistics", 0, "one statistic to report")))
 }
 
 /// [`epoch_lower_several`] for each of `statistics`, in their order: the lattice and its
-/// landed cells (most of the cost, and independent of the statistic) are built once.
+/// landed cells (most of the cost, and independent of the statistic) are built once, on at
+/// most `max_points` lattice points (see [`EpochLaws::max_points`]).
 ///
 /// # Errors
 /// As [`epoch_lower_several`] for what all statistics share (the outer `Result`); each
@@ -1840,6 +1914,7 @@ pub fn epoch_lower_several_statistics<M: MonotonePrivacyLoss>(
     statistics: &[StepStatistic],
     grid_step: f64,
     tail_mass: f64,
+    max_points: usize,
 ) -> Result<Vec<Result<PrivacyLossDistribution>>> {
     if steps < 2 {
         return Err(Error::invalid("steps_per_epoch", steps, "at least 2"));
@@ -1854,7 +1929,14 @@ pub fn epoch_lower_several_statistics<M: MonotonePrivacyLoss>(
     if !(tail_mass > 0.0 && tail_mass < 1.0) {
         return Err(Error::invalid("tail_mass", tail_mass, "a number in (0, 1)"));
     }
-    let lattice = Lattice::new(mechanism, steps, grid_step, tail_mass, Bound::Lower)?;
+    let lattice = Lattice::new(
+        mechanism,
+        steps,
+        grid_step,
+        tail_mass,
+        Bound::Lower,
+        max_points,
+    )?;
     let cells = landed(mechanism, &lattice, grid_step, tail_mass);
     let used = cells
         .q
@@ -2312,8 +2394,8 @@ mod tests {
         let (t, tail) = (2, 1e-15);
         let (coarse, fine) = (4e-4, 2e-4);
         for bound in [Bound::Upper, Bound::Lower] {
-            let a = Lattice::new(&g, t, coarse, tail, bound).unwrap();
-            let b = Lattice::new(&g, t, fine, tail, bound).unwrap();
+            let a = Lattice::new(&g, t, coarse, tail, bound, MAX_LATTICE_POINTS).unwrap();
+            let b = Lattice::new(&g, t, fine, tail, bound, MAX_LATTICE_POINTS).unwrap();
             assert_eq!((a.delta, a.points), (b.delta, b.points), "{bound:?}");
             assert!(
                 a.delta > 0.5 * coarse * (t as f64).sqrt(),
@@ -2333,13 +2415,48 @@ mod tests {
         }
     }
 
+    /// A memory budget caps the lattice at the largest power of two of points whose bytes
+    /// fit in half of it, and the kept laws at a quarter; the default budget (2 GiB) leaves
+    /// both at their maxima, so default answers do not depend on it. The lattice an epoch
+    /// then uses, and the points a memory estimate counts, stay within the cap.
+    #[test]
+    fn a_memory_budget_caps_the_lattice_and_the_kept_laws() {
+        let default = EpochLaws::<Gaussian>::within(crate::DEFAULT_MEMORY_BUDGET);
+        assert_eq!(default.max_points(), MAX_LATTICE_POINTS);
+        assert_eq!(default.max_kept_bytes(), KEPT_LAW_BYTES);
+        let small = EpochLaws::<Gaussian>::within(256 << 20);
+        // 128 MiB / 160 bytes = 838,860 points: 2¹⁹.
+        assert_eq!(small.max_points(), 1 << 19);
+        assert_eq!(small.max_kept_bytes(), 64 << 20);
+        assert!(small.max_points() as u64 * LATTICE_BYTES_PER_POINT <= 128 << 20);
+        assert_eq!(
+            EpochLaws::<Gaussian>::within(16 << 20).max_points(),
+            1 << 15
+        );
+        assert_eq!(
+            EpochLaws::<Gaussian>::within(0).max_points(),
+            MIN_LATTICE_POINTS
+        );
+
+        // σ 0.6, t 1000 at a truncation of 1e-14: capped by the default maximum, and by the
+        // small budget's.
+        let g = Gaussian::new(0.6, 1.0).unwrap();
+        let points = |max_points| epoch_lattice_points(&g, 1000, 1e-2, 1e-14, max_points);
+        assert!(points(MAX_LATTICE_POINTS) > 1 << 21 && points(MAX_LATTICE_POINTS) <= 1 << 22);
+        assert!(points(1 << 19) > 1 << 18 && points(1 << 19) <= 1 << 19);
+        let pld = epoch_pld_kept(&g, 1000, 1e-2, 1e-14, Bound::Upper, &small).unwrap();
+        assert!(pld.remove().len() > 10);
+        assert_eq!(small.len(), 1);
+        assert!(small.kept.lock().unwrap()[0].0.points <= 1 << 19);
+    }
+
     /// A law's key holds everything it depends on: the mechanism, the bound, the lattice,
     /// the truncation and (lower bound) the landing step, which follows √h on grids far
     /// finer than the lattice resolves.
     #[test]
     fn a_law_is_kept_under_everything_it_depends_on() {
         let g = Gaussian::new(1.0, 1.0).unwrap();
-        let lattice = Lattice::new(&g, 2, 1e-4, 1e-15, Bound::Lower).unwrap();
+        let lattice = Lattice::new(&g, 2, 1e-4, 1e-15, Bound::Lower, MAX_LATTICE_POINTS).unwrap();
         let key = |g: &Gaussian, lattice: &Lattice, bound, h, tail| {
             LawKey::new(g, lattice, bound, h, tail)
         };
@@ -2443,7 +2560,8 @@ mod tests {
     fn gap_tilts_leave_no_inaccurate_entry_in_the_upper_tail() {
         let g = Gaussian::new(1.1, 1.0).unwrap();
         let tail_mass = 1e-20;
-        let lattice = Lattice::new(&g, 235, 2e-3, tail_mass, Bound::Upper).unwrap();
+        let lattice =
+            Lattice::new(&g, 235, 2e-3, tail_mass, Bound::Upper, MAX_LATTICE_POINTS).unwrap();
         let (q, _) = spread(&g, &lattice);
         let split = big_jump_split(&q, &lattice, tail_mass).expect("a heavy tail to split");
         let bulk = &q[..=split];
@@ -2611,7 +2729,9 @@ mod tests {
             StepStatistic::LogMixture(1.0),
             StepStatistic::Ratio,
         ];
-        let shared = epoch_lower_several_statistics(&g, 7, 2, &statistics, 2e-3, 1e-12).unwrap();
+        let shared =
+            epoch_lower_several_statistics(&g, 7, 2, &statistics, 2e-3, 1e-12, MAX_LATTICE_POINTS)
+                .unwrap();
         assert_eq!(shared.len(), 3);
         assert!(shared[1].is_err(), "a rate of 1 has no bounded statistic");
         for (statistic, together) in statistics.iter().zip(&shared) {
