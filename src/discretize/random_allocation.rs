@@ -424,10 +424,13 @@ impl<M> EpochLaws<M> {
     /// and widens the bracket. The default budget, 2 GiB, leaves both at their maxima.
     pub fn within(budget: u64) -> Self {
         let fitting = (budget / 2 / LATTICE_BYTES_PER_POINT).max(1);
-        let power = 1usize << (u64::BITS - 1 - fitting.leading_zeros());
+        let power = 1u64 << (u64::BITS - 1 - fitting.leading_zeros());
+        let max_points = usize::try_from(power.min(MAX_LATTICE_POINTS as u64))
+            .unwrap_or(MAX_LATTICE_POINTS)
+            .max(MIN_LATTICE_POINTS);
         EpochLaws {
             kept: Mutex::new(Vec::new()),
-            max_points: power.clamp(MIN_LATTICE_POINTS, MAX_LATTICE_POINTS),
+            max_points,
             kept_bytes: usize::try_from(budget / 4)
                 .unwrap_or(usize::MAX)
                 .min(KEPT_LAW_BYTES),
@@ -2437,6 +2440,9 @@ mod tests {
             EpochLaws::<Gaussian>::within(0).max_points(),
             MIN_LATTICE_POINTS
         );
+        let huge = EpochLaws::<Gaussian>::within(u64::MAX);
+        assert_eq!(huge.max_points(), MAX_LATTICE_POINTS);
+        assert_eq!(huge.max_kept_bytes(), KEPT_LAW_BYTES);
 
         // σ 0.6, t 1000 at a truncation of 1e-14: capped by the default maximum, and by the
         // small budget's.
