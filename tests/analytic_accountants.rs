@@ -5,6 +5,8 @@
 
 mod support;
 
+use support::{epsilon_by_bisection, exact_binary_rr_epsilon, log_binomial};
+
 use pld_accountant::analytic::clt;
 use pld_accountant::analytic::composition_theorems::CompositionTheorem;
 use pld_accountant::comparison::{
@@ -198,19 +200,6 @@ fn discrete_laplace_with_sensitivity_one_is_binary_randomized_response() {
     }
 }
 
-/// Binary randomized response composed `k` times, exactly: the loss is `(k − 2j)ε₀` with
-/// probability `C(k, j) p^{k−j} (1−p)^j`, `p = e^{ε₀}/(1 + e^{ε₀})`; ε(δ) by bisection.
-fn exact_binary_rr_epsilon(epsilon0: f64, k: u64, delta: f64) -> f64 {
-    let p = 1.0 / (1.0 + (-epsilon0).exp());
-    let atoms: Vec<(f64, f64)> = (0..=k)
-        .map(|j| {
-            let log_mass = log_binomial(k, j) + (k - j) as f64 * p.ln() + j as f64 * (1.0 - p).ln();
-            ((k as f64 - 2.0 * j as f64) * epsilon0, log_mass.exp())
-        })
-        .collect();
-    epsilon_by_bisection(&atoms, delta)
-}
-
 /// k-ary randomized response (replace-one) composed `runs` times, exactly: each run has loss
 /// `+L₁` w.p. `1 − p + p/k`, `−L₁` w.p. `p/k` and 0 otherwise, `p = k/(e^ε + k − 1)`,
 /// `L₁ = ε`; the trinomial distribution of the counts gives the composed loss.
@@ -232,34 +221,6 @@ fn exact_k_ary_rr_epsilon(epsilon: f64, categories: u64, runs: u64, delta: f64) 
         }
     }
     epsilon_by_bisection(&atoms, delta)
-}
-
-fn log_binomial(n: u64, k: u64) -> f64 {
-    (1..=k).map(|i| ((n - k + i) as f64 / i as f64).ln()).sum()
-}
-
-/// Smallest ε with Σ mass·(1 − e^{ε − loss})₊ ≤ δ, to 1e-12.
-fn epsilon_by_bisection(atoms: &[(f64, f64)], delta: f64) -> f64 {
-    let delta_at = |epsilon: f64| -> f64 {
-        atoms
-            .iter()
-            .filter(|(loss, _)| *loss > epsilon)
-            .map(|(loss, mass)| mass * -(epsilon - loss).exp_m1())
-            .sum()
-    };
-    if delta_at(0.0) <= delta {
-        return 0.0;
-    }
-    let (mut low, mut high) = (0.0, atoms.iter().map(|a| a.0).fold(0.0, f64::max));
-    while high - low > 1e-12 {
-        let mid = 0.5 * (low + high);
-        if delta_at(mid) > delta {
-            low = mid;
-        } else {
-            high = mid;
-        }
-    }
-    low
 }
 
 #[test]

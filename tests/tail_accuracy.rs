@@ -8,6 +8,8 @@
 //! 30 nats⁻¹, while the saddle points of such tails lie at thousands of nats⁻¹; tilts
 //! relative to the PMF's span (`pmf::tail_moments::SPAN_TILTS`) fixed both.
 
+mod support;
+
 use pld_accountant::spec::presets::PRESETS;
 use pld_accountant::{Accountant, AccountantOptions, Bracket};
 
@@ -309,37 +311,6 @@ fn distinct_events_meet_the_tolerance_at_tiny_delta_and_beat_rdp() {
     }
 }
 
-/// ε(δ) of n runs of the two-outcome pair P = (p, 1 − p), Q = (1 − p, p), exactly: losses
-/// (n − 2j)·ln(p/(1 − p)) with binomial probabilities, summed in log space (`lgamma`), and
-/// δ(ε) bisected.
-fn two_outcome_pair_epsilon(p: f64, n: u64, delta: f64) -> f64 {
-    let step = (p / (1.0 - p)).ln();
-    let nf = n as f64;
-    let delta_at = |epsilon: f64| -> f64 {
-        (0..=n)
-            .map(|j| (j as f64, (nf - 2.0 * j as f64) * step))
-            .filter(|&(_, loss)| loss > epsilon)
-            .map(|(j, loss)| {
-                let ln_prob =
-                    libm::lgamma(nf + 1.0) - libm::lgamma(j + 1.0) - libm::lgamma(nf - j + 1.0)
-                        + (nf - j) * p.ln()
-                        + j * (1.0 - p).ln();
-                ln_prob.exp() * -(epsilon - loss).exp_m1()
-            })
-            .sum()
-    };
-    let (mut low, mut high) = (0.0, nf * step);
-    for _ in 0..200 {
-        let middle = 0.5 * (low + high);
-        if delta_at(middle) > delta {
-            low = middle;
-        } else {
-            high = middle;
-        }
-    }
-    high
-}
-
 /// A random allocation epoch (σ 1.75, 727 steps) beside 157 runs of a two-outcome pair
 /// (losses ±1.08 nats) at δ 1e-12 and 1e-15, where only the pair's last few atoms (mass
 /// 1e-20 to 1e-14, near 160 nats) lie above ε. The two compose heterogeneously; the tilts of
@@ -349,10 +320,11 @@ fn two_outcome_pair_epsilon(p: f64, n: u64, delta: f64) -> f64 {
 /// Chernoff quantiles of the sum (as self-compositions have) reach those entries. The pair
 /// alone is a post-processing of the release, so its exact ε (in log space, independent of
 /// the PLD) is a lower bound on the truth: the upper end must not be below it, and with the
-/// tolerance met it must be close (here the epoch moves ε by less than 1e-6 nats).
+/// tolerance met it must be close (here the epoch moves ε by less than 1e-6 nats). The pair
+/// is binary randomized response of ε₀ = ln(p/(1 − p)).
 #[test]
 fn a_bounded_lattice_beside_another_event_reads_tiny_deltas_closely() {
-    let p = 0.7463663266146123;
+    let p: f64 = 0.7463663266146123;
     let spec = pld_accountant::CompositionSpec::from_json_str(&format!(
         r#"{{"events": [
             {{"mechanism": "gaussian", "sigma": 1.75,
@@ -363,7 +335,7 @@ fn a_bounded_lattice_beside_another_event_reads_tiny_deltas_closely() {
     .unwrap();
     let accountant = Accountant::new(&spec, AccountantOptions::default()).unwrap();
     for delta in [1e-12, 1e-15] {
-        let pair = two_outcome_pair_epsilon(p, 157, delta);
+        let pair = support::exact_binary_rr_epsilon((p / (1.0 - p)).ln(), 157, delta);
         let answer = accountant.epsilon_for_delta(delta).unwrap();
         let e = answer.epsilon;
         assert!(

@@ -241,3 +241,45 @@ pub fn number(case: &serde_json::Value, key: &str) -> f64 {
         other => panic!("{key} is not a number: {other}"),
     }
 }
+
+/// ln C(n, k), as a sum of logarithms of ratios.
+pub fn log_binomial(n: u64, k: u64) -> f64 {
+    (1..=k).map(|i| ((n - k + i) as f64 / i as f64).ln()).sum()
+}
+
+/// Smallest ε with Σ mass·(1 − e^{ε − loss})₊ ≤ δ, to 1e-12.
+pub fn epsilon_by_bisection(atoms: &[(f64, f64)], delta: f64) -> f64 {
+    let delta_at = |epsilon: f64| -> f64 {
+        atoms
+            .iter()
+            .filter(|(loss, _)| *loss > epsilon)
+            .map(|(loss, mass)| mass * -(epsilon - loss).exp_m1())
+            .sum()
+    };
+    if delta_at(0.0) <= delta {
+        return 0.0;
+    }
+    let (mut low, mut high) = (0.0, atoms.iter().map(|a| a.0).fold(0.0, f64::max));
+    while high - low > 1e-12 {
+        let mid = 0.5 * (low + high);
+        if delta_at(mid) > delta {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    low
+}
+
+/// Binary randomized response composed `k` times, exactly: the loss is `(k − 2j)ε₀` with
+/// probability `C(k, j) p^{k−j} (1−p)^j`, `p = e^{ε₀}/(1 + e^{ε₀})`; ε(δ) by bisection.
+pub fn exact_binary_rr_epsilon(epsilon0: f64, k: u64, delta: f64) -> f64 {
+    let p = 1.0 / (1.0 + (-epsilon0).exp());
+    let atoms: Vec<(f64, f64)> = (0..=k)
+        .map(|j| {
+            let log_mass = log_binomial(k, j) + (k - j) as f64 * p.ln() + j as f64 * (1.0 - p).ln();
+            ((k as f64 - 2.0 * j as f64) * epsilon0, log_mass.exp())
+        })
+        .collect();
+    epsilon_by_bisection(&atoms, delta)
+}
