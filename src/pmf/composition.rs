@@ -572,11 +572,15 @@ impl GridPmf {
             .upper_quantile(1.0, log_half_tail, Some(&mb))
             .map_or(0.0, |(_, tilt)| tilt);
         let mut replaced_sq = 0.0;
-        // (As a self-composition adds `quantile_tilts`: see `compose_tilted`.)
-        let fractions = (1..=tilts).map(|j| saddle * j as f64 / (tilts + 1) as f64);
-        let mut quantiles = quantile_tilts(&ma, 1, tail_mass, tilts, Some(&mb));
-        quantiles.dedup();
-        for theta in fractions.chain(quantiles) {
+        // (As a self-composition adds `quantile_tilts`: see `compose_tilted`. The two sets
+        // may share tilts, both coming from the tilt table: each is convolved once.)
+        let mut thetas: Vec<f64> = (1..=tilts)
+            .map(|j| saddle * j as f64 / (tilts + 1) as f64)
+            .chain(quantile_tilts(&ma, 1, tail_mass, tilts, Some(&mb)))
+            .collect();
+        thetas.sort_by(f64::total_cmp);
+        thetas.dedup();
+        for theta in thetas {
             let (Some((ta, la)), Some((tb, lb))) = (a.tilted(theta), b.tilted(theta)) else {
                 continue;
             };
