@@ -784,8 +784,8 @@ fn merge_onto_grid(
         open: Vec::new(),
     };
     let mut atoms = atoms.peekable();
-    // The merged atom being built: (P, Q, target grid point).
-    let mut lump: Option<(f64, f64, i64)> = None;
+    // The merged atom being built: (P, Q, target grid point, e^{its loss}).
+    let mut lump: Option<(f64, f64, i64, f64)> = None;
     // Its atoms.
     let mut members: Vec<LossAtom> = Vec::new();
     let mut carry: Option<LossAtom> = None;
@@ -795,7 +795,7 @@ fn merge_onto_grid(
             out.rest.extend(atoms);
             break;
         }
-        let Some((p, q, target)) = lump else {
+        let Some((p, q, target, scale)) = lump else {
             let nearest = (atom.loss / step).round();
             let gap = nearest * step - atom.loss;
             if gap.abs() <= snap_tolerance {
@@ -809,7 +809,7 @@ fn merge_onto_grid(
                     Direction::Down => (atom.loss / step).floor(),
                     Direction::Up => (atom.loss / step).ceil(),
                 };
-                lump = Some((atom.p, atom.q, node as i64));
+                lump = Some((atom.p, atom.q, node as i64, (node * step).exp()));
                 members.clear();
                 members.push(atom);
             }
@@ -821,7 +821,20 @@ fn merge_onto_grid(
             Direction::Up => atom.loss <= g,
         };
         if same_side {
-            lump = Some((p + atom.p, q + atom.q, target));
+            lump = Some((p + atom.p, q + atom.q, target, scale));
+            members.push(atom);
+            continue;
+        }
+        // An atom that cannot bring the merged loss to g even whole is merged whole, as the
+        // split below would decide (`t ≥ 1`), but from the masses alone: the fraction it
+        // takes is `(P − e^g·Q)/(e^g·Q_a − P_a)`, and a clear excess over 1 (a millionth,
+        // far above the round-off of either form) spares the two logarithms and two
+        // exponentials of the split. (A random allocation epoch's millions of atoms cross
+        // a grid point this way about every other atom.) Merging whole is a post-processing
+        // whatever the fraction: where the test is unsure, the split below decides.
+        let reach = (p - scale * q) / (scale * atom.q - atom.p);
+        if reach.is_finite() && reach >= 1.0 + 1e-6 {
+            lump = Some((p + atom.p, q + atom.q, target, scale));
             members.push(atom);
             continue;
         }
@@ -834,7 +847,7 @@ fn merge_onto_grid(
             Direction::Up => needed * (1.0 + MERGE_MARGIN),
         };
         if t.is_nan() || t >= 1.0 {
-            lump = Some((p + atom.p, q + atom.q, target));
+            lump = Some((p + atom.p, q + atom.q, target, scale));
             members.push(atom);
             continue;
         }
@@ -847,7 +860,7 @@ fn merge_onto_grid(
             q: (1.0 - t) * atom.q,
         });
     }
-    if let Some((p, q, _)) = lump {
+    if let Some((p, q, _, _)) = lump {
         out.left = (p, q);
         out.open = members;
     }
@@ -906,6 +919,43 @@ mod tests {
     /// between it and 0: the walk up borrows from the smallest positive loss and lands it on
     /// −1 step (meeting at 0, it was rounded down to −2 steps). The result stays a lower
     /// bound: below the exact δ(ε) at every ε, and the heavy atom's P-mass keeps its place.
+    /// A heavy atom above a grid point, a run of tiny atoms below it and then a heavy one
+    /// (as an epoch of random allocation has millions): walking down, none of the tiny ones
+    /// can bring the merged loss to the grid point, so each is merged whole (decided from
+    /// the masses alone); the heavy one then gives exactly the fraction that lands the merge
+    /// on the grid point. The mass placed there is the merge's, to the split's margin.
+    #[test]
+    fn tiny_atoms_that_cannot_land_a_merge_join_it_whole() {
+        let h = 0.01;
+        let mut list = vec![atom(3.9 * h, 0.3)];
+        list.extend((0..2000).map(|i| atom((2.999 - 4e-4 * i as f64) * h, 1e-12)));
+        let heavy = atom(1.5 * h, 0.4);
+        list.push(heavy);
+        list.push(atom(-2.0 * h, 0.3));
+        let atoms = LossAtoms::from_atoms(list.clone(), 0.0, 0.0);
+        let pmf = atoms.lower_pmf(h).unwrap();
+        let at = |node: i64| {
+            (0..pmf.len())
+                .find(|&i| (pmf.loss(i) / h).round() as i64 == node)
+                .map_or(0.0, |i| pmf.probs()[i])
+        };
+        // The merge of the first atom and every tiny one, then the fraction of the heavy one
+        // that brings it to 3 steps: (P − e^g·Q)/(e^g·Q_b − P_b).
+        let (p, q) = list[..2001]
+            .iter()
+            .fold((0.0, 0.0), |(p, q), a| (p + a.p, q + a.q));
+        let scale = (3.0 * h).exp();
+        let fraction = (p - scale * q) / (scale * heavy.q - heavy.p);
+        assert!(fraction > 0.01 && fraction < 0.99, "fraction {fraction}");
+        let expected = p + fraction * (1.0 - MERGE_MARGIN) * heavy.p;
+        assert!(
+            (at(3) - expected).abs() <= 1e-12 * expected,
+            "3 steps hold {:e}, the merge {expected:e}",
+            at(3)
+        );
+        assert_below_exact(&atoms, &pmf, (0..=80).map(|i| -0.03 + i as f64 * 1e-3));
+    }
+
     #[test]
     fn a_heavy_lowest_atom_borrows_past_zero() {
         let h = 0.01;
