@@ -379,6 +379,8 @@ fn options(
         }
         options.memory_budget = Some((mib * (1u64 << 20) as f64) as u64);
     }
+    // Freed FFT buffers kept for reuse count against the budget too.
+    crate::allocator::keep_within_budget(options.memory_budget_bytes());
     if let Some(relative) = accuracy.tolerance {
         match target {
             // The absolute floor for small ε scales too, so it never caps the request.
