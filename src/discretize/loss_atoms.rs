@@ -915,10 +915,6 @@ mod tests {
         assert_below_exact(&atoms, &pmf, (0..=100).map(|i| -0.2 + i as f64 * 0.05));
     }
 
-    /// A heavy lowest atom just beyond a grid point (−1.0002 steps), with almost no mass
-    /// between it and 0: the walk up borrows from the smallest positive loss and lands it on
-    /// −1 step (meeting at 0, it was rounded down to −2 steps). The result stays a lower
-    /// bound: below the exact δ(ε) at every ε, and the heavy atom's P-mass keeps its place.
     /// A heavy atom above a grid point, a run of tiny atoms below it and then a heavy one
     /// (as an epoch of random allocation has millions): walking down, none of the tiny ones
     /// can bring the merged loss to the grid point, so each is merged whole (decided from
@@ -956,6 +952,10 @@ mod tests {
         assert_below_exact(&atoms, &pmf, (0..=80).map(|i| -0.03 + i as f64 * 1e-3));
     }
 
+    /// A heavy lowest atom just beyond a grid point (−1.0002 steps), with almost no mass
+    /// between it and 0: the walk up borrows from the smallest positive loss and lands it on
+    /// −1 step (meeting at 0, it was rounded down to −2 steps). The result stays a lower
+    /// bound: below the exact δ(ε) at every ε, and the heavy atom's P-mass keeps its place.
     #[test]
     fn a_heavy_lowest_atom_borrows_past_zero() {
         let h = 0.01;

@@ -1896,7 +1896,7 @@ impl AtomRuns {
         }
     }
 
-    /// Add the atom with masses `p`, `q` (> 0).
+    /// Add the atom with masses `p` and `q`, the next in the order of the lattice sum.
     fn push(&mut self, p: f64, q: f64) {
         let ratio = p / q;
         match &mut self.open {
