@@ -1240,6 +1240,22 @@ impl Accountant {
         }
     }
 
+    /// Estimated peak bytes of an evaluation on a grid of step `step` at truncation
+    /// `truncation` before any has run: its grids ([`Plan::memory_estimate`], with `tilts`
+    /// tilted powers and the loss ranges cut at `range_tail`) and the random allocation and
+    /// shuffling lattices it needs ([`Plan::lattice_bytes`]).
+    fn estimated_bytes(
+        &self,
+        step: f64,
+        tilts: usize,
+        range_tail: Option<f64>,
+        truncation: f64,
+    ) -> f64 {
+        self.plan
+            .memory_estimate(step, tilts, range_tail, truncation)
+            + self.plan.lattice_bytes(step, truncation, &self.epoch_laws)
+    }
+
     /// The bracketed PLD of the whole composition on a grid of step `step`, both directions,
     /// with the lower PLDs on the grids 2h, 4h, … ≤ 1 nat in `coarser_lowers` (a coarser grid
     /// whose computation fails is left out), so that halving `step` never loosens the lower
@@ -1285,8 +1301,7 @@ impl Accountant {
         // estimate counts the tasks held at once), otherwise one after the other here.
         let budget = self.options.memory_budget_bytes() as f64;
         // (No tails are merged here: the loss ranges are judged untruncated.)
-        let needed = self.plan.memory_estimate(step, 0, None, tail_mass)
-            + self.plan.lattice_bytes(step, tail_mass, &self.epoch_laws);
+        let needed = self.estimated_bytes(step, 0, None, tail_mass);
         let pmfs = if needed <= budget {
             compute()
         } else {
@@ -2417,10 +2432,7 @@ impl Accountant {
             // The first grid's memory from the events' loss ranges (later grids are checked
             // from the measured sizes before they are chosen, below).
             if refinements == 0 {
-                let needed = self
-                    .plan
-                    .memory_estimate(step, tilts, range_tail, tail_mass)
-                    + self.plan.lattice_bytes(step, tail_mass, &self.epoch_laws);
+                let needed = self.estimated_bytes(step, tilts, range_tail, tail_mass);
                 if needed > budget {
                     if fixed.is_none() && coarsenings < MAX_COARSENINGS && step < MAX_GRID_STEP {
                         step = self.plan.aligned_step((step * 4.0).min(MAX_GRID_STEP));
@@ -2451,13 +2463,7 @@ impl Accountant {
                 // The first grid as predicted, if it fits the budget.
                 if let Some(FineFirst { first_step, .. }) = first {
                     if first_step != step
-                        && self
-                            .plan
-                            .memory_estimate(first_step, tilts, range_tail, tail_mass)
-                            + self
-                                .plan
-                                .lattice_bytes(first_step, tail_mass, &self.epoch_laws)
-                            <= budget
+                        && self.estimated_bytes(first_step, tilts, range_tail, tail_mass) <= budget
                     {
                         step = first_step;
                         grid.step = first_step;
