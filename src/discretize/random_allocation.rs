@@ -333,7 +333,12 @@ impl EpochLaw {
             EpochLaw::Upper(upper) => upper.law.q.len(),
             EpochLaw::Lower(lower) => {
                 let law = &lower.law;
-                law.low.len() + law.high.len() + law.remove_low.len() + law.remove_high.len()
+                law.low.len()
+                    + law.high.len()
+                    + law
+                        .remove_only
+                        .as_ref()
+                        .map_or(0, |r| r.low.len() + r.high.len())
             }
         };
         entries * std::mem::size_of::<f64>()
@@ -1661,7 +1666,7 @@ fn split_upper_law(q: &[f64], split: usize, lattice: &Lattice, tail_mass: f64) -
         spans.push((first * r, (values.len() as u64 - 1) * r + 1));
     }
     let (bottom, top) = covering(&spans);
-    let mut law = vec![0.0; (top - bottom) as usize];
+    let mut law = crate::numeric::written_zeros((top - bottom) as usize);
     for (i, v) in none.uppers().into_iter().enumerate() {
         law[(none.bottom - bottom) as usize + i] += v;
     }
@@ -1712,22 +1717,42 @@ struct LowerLaw {
     bottom: u64,
     low: Vec<f64>,
     high: Vec<f64>,
-    /// Outcomes kept for the REMOVE direction only (the ADD side leaves them out), placed
-    /// at or below their sums: bounds on their Q-mass from below and above.
-    remove_low: Vec<f64>,
-    remove_high: Vec<f64>,
+    /// Outcomes kept for the REMOVE direction only (the ADD side leaves them out), if any.
+    remove_only: Option<RemoveOnly>,
+}
+
+/// Outcomes of a [`LowerLaw`] kept for the REMOVE direction only, placed at or below their
+/// sums on the coarse lattice of multiples of `r`: bounds on their Q-mass from below and
+/// above at lattice indices `(first + c)·r`. (Held coarse: at full length these were two
+/// more vectors of the lattice's length, zeros but for one entry in r.)
+struct RemoveOnly {
+    r: u64,
+    first: u64,
+    low: Vec<f64>,
+    high: Vec<f64>,
+}
+
+impl RemoveOnly {
+    /// The bounds `(low, high)` at lattice index `index` (zero off the coarse points).
+    fn at(&self, index: u64) -> (f64, f64) {
+        let c = index / self.r;
+        match c.checked_sub(self.first) {
+            Some(c) if index.is_multiple_of(self.r) && c < self.low.len() as u64 => {
+                (self.low[c as usize], self.high[c as usize])
+            }
+            _ => (0.0, 0.0),
+        }
+    }
 }
 
 /// The t-fold power of the landed cells' law in one piece.
 fn plain_lower_law(q: &[f64], lattice: &Lattice, tail_mass: f64) -> Result<LowerLaw> {
     let power = power(q, lattice, tail_mass, true)?;
-    let n = power.values.len();
     Ok(LowerLaw {
         bottom: power.bottom,
         low: power.lowers(),
         high: power.uppers(),
-        remove_low: vec![0.0; n],
-        remove_high: vec![0.0; n],
+        remove_only: None,
     })
 }
 
@@ -1761,8 +1786,10 @@ fn split_lower_law(q: &[f64], split: usize, lattice: &Lattice, tail_mass: f64) -
     }
     let (bottom, top) = covering(&spans);
     let len = (top - bottom) as usize;
-    let (mut low, mut high) = (vec![0.0; len], vec![0.0; len]);
-    let (mut remove_low, mut remove_high) = (vec![0.0; len], vec![0.0; len]);
+    let (mut low, mut high) = (
+        crate::numeric::written_zeros(len),
+        crate::numeric::written_zeros(len),
+    );
     let at = (none.bottom - bottom) as usize;
     for (i, (a, b)) in none.lowers().into_iter().zip(none.uppers()).enumerate() {
         low[at + i] += a;
@@ -1773,19 +1800,19 @@ fn split_lower_law(q: &[f64], split: usize, lattice: &Lattice, tail_mass: f64) -
         low[at + k] += a;
         high[at + k] += b;
     }
-    if let Some((r, (first, lows), (_, highs))) = &two {
-        for (c, (&a, &b)) in lows.iter().zip(highs).enumerate() {
-            let i = ((first + c as u64) * r - bottom) as usize;
-            remove_low[i] += a;
-            remove_high[i] += b;
-        }
-    }
+    // (Both bounds of the two-heavy-step term come from vectors of the same span: the same
+    // first coarse index and length.)
+    let remove_only = two.map(|(r, (first, low), (_, high))| RemoveOnly {
+        r,
+        first,
+        low,
+        high,
+    });
     Ok(LowerLaw {
         bottom,
         low,
         high,
-        remove_low,
-        remove_high,
+        remove_only,
     })
 }
 
@@ -1843,9 +1870,13 @@ impl LowerEpoch {
             // whose sum is at least s; Q-mass at least Q(s). Merging such atoms is safe: each
             // merge sits at or below the true pair's merge of the same outcomes, with at most
             // its P-mass.
-            let remove_low = low + law.remove_low[i] * shrink;
+            let (only_low, only_high) = law
+                .remove_only
+                .as_ref()
+                .map_or((0.0, 0.0), |only| only.at(law.bottom + i as u64));
+            let remove_low = low + only_low * shrink;
             if remove_low > 0.0 && s > 0.0 {
-                let remove_high = high + law.remove_high[i] * grow;
+                let remove_high = high + only_high * grow;
                 let p = s * (1.0 - self.rho) / t * remove_low;
                 remove.push(p, remove_high);
             }
@@ -2276,6 +2307,49 @@ mod tests {
     use super::*;
     use crate::mechanism::Gaussian;
     use crate::numeric::normal::cdf;
+
+    /// The REMOVE-only outcomes are read at their coarse lattice points `(first + c)·r` and
+    /// nowhere else: zero between them, below the first and past the last (for a coarse
+    /// lattice at r = 1 too).
+    #[test]
+    fn remove_only_outcomes_sit_at_their_coarse_points() {
+        let only = RemoveOnly {
+            r: 3,
+            first: 2,
+            low: vec![0.25, 0.5, 0.125],
+            high: vec![0.3, 0.6, 0.2],
+        };
+        let read: Vec<(f64, f64)> = (0..12).map(|index| only.at(index)).collect();
+        for (index, &(low, high)) in read.iter().enumerate() {
+            let expected = match index {
+                6 => (0.25, 0.3),
+                9 => (0.5, 0.6),
+                // (The last coarse point, (2 + 2)·3 = 12, is read below.)
+                _ => (0.0, 0.0),
+            };
+            assert_eq!((low, high), expected, "index {index}");
+        }
+        assert_eq!(only.at(12), (0.125, 0.2));
+        assert_eq!(only.at(15), (0.0, 0.0));
+        let unit = RemoveOnly {
+            r: 1,
+            first: 5,
+            low: vec![1.0, 2.0],
+            high: vec![1.5, 2.5],
+        };
+        let read: Vec<(f64, f64)> = (3..9).map(|index| unit.at(index)).collect();
+        assert_eq!(
+            read,
+            vec![
+                (0.0, 0.0),
+                (0.0, 0.0),
+                (1.0, 1.5),
+                (2.0, 2.5),
+                (0.0, 0.0),
+                (0.0, 0.0)
+            ]
+        );
+    }
 
     /// Runs merge only atoms whose losses lie within `RUN_SPAN` grid steps of their run's
     /// first (so a loose atom, its Q-mass inflated tenfold as round-off bounds do far in a

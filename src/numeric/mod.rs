@@ -48,6 +48,22 @@ pub mod summation;
 pub mod transform_log;
 pub(crate) mod wide_loops;
 
+/// `len` zeros whose memory has been written, for a buffer that is then accumulated into
+/// (`v[i] += x`) rather than written first.
+///
+/// A fresh zeroed allocation (`vec![0.0; len]`) is memory the system maps only when first
+/// touched. Touched first by a read, as `+=` does, a page is mapped to the system's shared
+/// page of zeros, and the write that follows copies it into a page of its own, at the cost
+/// of flushing the mapping from every processor running the process (an interrupt each, and
+/// on a virtual machine an exit to the host). Written first, a page is mapped once.
+pub(crate) fn written_zeros(len: usize) -> Vec<f64> {
+    // (The black box keeps the compiler from turning the allocation and the write of its
+    // zeros into a zeroed allocation, which would leave the pages untouched again.)
+    let mut zeros = std::hint::black_box(Vec::with_capacity(len));
+    zeros.resize(len, 0.0);
+    zeros
+}
+
 /// A fixed pseudo-random stream for unit tests (xorshift64 from `seed`): the raw 64-bit
 /// states.
 #[cfg(test)]
@@ -66,4 +82,21 @@ pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
 pub(crate) fn xorshift_uniform(seed: u64) -> impl FnMut() -> f64 {
     let mut next = xorshift(seed);
     move || (next() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    /// `written_zeros` gives exactly `len` zeros (none for 0), that can be added to.
+    #[test]
+    fn written_zeros_are_zeros() {
+        for len in [0, 1, 7, 1 << 18] {
+            let mut zeros = super::written_zeros(len);
+            assert_eq!(zeros.len(), len);
+            assert!(zeros.iter().all(|&x| x == 0.0 && x.is_sign_positive()));
+            if let Some(last) = zeros.last_mut() {
+                *last += 0.5;
+                assert_eq!(zeros[len - 1], 0.5);
+            }
+        }
+    }
 }
