@@ -161,7 +161,7 @@
 //! under Q, for any cell to land (`Lattice::new`).
 
 use crate::bound::Bound;
-use crate::discretize::loss_atoms::{connect_the_dots, LossAtom, LossAtoms};
+use crate::discretize::loss_atoms::{connect_the_dots_by_cells, LossAtom, LossAtoms};
 use crate::discretize::lumped_atoms::{landing_tolerance, Lander};
 use crate::error::{Error, Result};
 use crate::mechanism::MonotonePrivacyLoss;
@@ -1382,34 +1382,28 @@ impl UpperEpoch {
         let (law, p_infinity, q_neg_infinity) = (&self.law, self.p_infinity, self.q_neg_infinity);
         let t = lattice.steps as f64;
         let delta = lattice.delta;
-        let atom = |i: usize| -> Option<(f64, f64, f64)> {
+        // The outcomes of each lattice sum s > 0 as (P-mass (s/t)·Q(s), Q-mass Q(s)), in
+        // increasing order of s (and of the loss ln(s/t)).
+        let atom = |i: usize| -> Option<(f64, f64)> {
             let q_mass = law.q[i];
             let s = (law.bottom + i as u64) as f64 * delta;
-            let ratio = s / t;
-            let p_mass = ratio * q_mass;
-            (q_mass > 0.0 && s != 0.0 && p_mass > 0.0).then(|| (ratio.ln(), p_mass, q_mass))
+            let p_mass = s / t * q_mass;
+            (q_mass > 0.0 && s != 0.0 && p_mass > 0.0).then_some((p_mass, q_mass))
         };
-        // Both directions' pessimistic PMFs straight from the law, as
-        // `LossAtoms::from_atoms(atoms, p_infinity, q_neg_infinity)` and its `upper_pmf` and
-        // `swapped_upper_pmf` would give them (the same bits) without the 24 bytes per atom of
-        // listing them (up to 8M atoms an epoch).
-        let remove_atoms = || {
-            (0..law.q.len())
-                .filter_map(atom)
-                .map(|(loss, p, _)| (loss, p))
-        };
-        let add_atoms = || {
-            (0..law.q.len())
-                .rev()
-                .filter_map(atom)
-                .map(|(loss, _, q)| (-loss, q))
-        };
+        // Both directions' pessimistic PMFs straight from the law, the atoms of each grid cell
+        // summed before they are split (`connect_the_dots_by_cells`: no logarithm per atom,
+        // and no list of up to 8M atoms an epoch). ADD exchanges P and Q, in decreasing s.
+        let remove_atoms = (0..law.q.len()).filter_map(atom);
+        let add_atoms = (0..law.q.len())
+            .rev()
+            .filter_map(atom)
+            .map(|(p_mass, q_mass)| (q_mass, p_mass));
         // The round-off allowances put the total a little above 1: more mass at the same losses
         // never lowers a δ, of this epoch or of any composition (every δ is a sum of masses
         // times non-negative weights); self-composition stops the compounding where it would
         // overflow (`GridPmf::self_compose_tilted`).
-        let remove = connect_the_dots(grid_step, remove_atoms, 0.0, p_infinity)?;
-        let add = connect_the_dots(grid_step, add_atoms, 0.0, q_neg_infinity)?;
+        let remove = connect_the_dots_by_cells(grid_step, remove_atoms, p_infinity)?;
+        let add = connect_the_dots_by_cells(grid_step, add_atoms, q_neg_infinity)?;
         PrivacyLossDistribution::from_pmfs(remove, Some(add))
     }
 }
