@@ -589,7 +589,7 @@ pub(crate) fn connect_the_dots<I: Iterator<Item = (f64, f64)>>(
 /// [`connect_the_dots`] for atoms given by their masses `(P, Q)` (loss `ln(P/Q)`), in
 /// increasing order of P/Q, with the atoms of each grid cell summed before the split: a few
 /// flops per atom instead of a logarithm and an `expm1` (an epoch of random allocation has
-/// millions of atoms, and their split was a third of its conversion's time).
+/// millions of atoms per direction).
 ///
 /// Connect-the-dots is linear in the masses within a cell: an atom at loss `l ∈ [kh, (k+1)h)`
 /// sends `(P − e^{kh}·Q)/(1 − e^{−h})` of its P-mass to node k + 1 and the rest to node k
