@@ -599,10 +599,11 @@ pub(crate) fn connect_the_dots<I: Iterator<Item = (f64, f64)>>(
 ///   product's rounding, `exp`'s ulp and the factor's rounding). An atom stays in cell k
 ///   only while `P < E_{k+1}·Q` in floating point, so its loss is below `(k+1)h`; an atom
 ///   just below `kh` that joins cell k is placed at node k or above (moved up).
-/// - Shares: each atom's `max(P − E_k·Q, 0)`, at least its exact share times `1 − e^{−h}`
-///   but for `2u·P` (the product's and the difference's rounding), summed with Neumaier's
-///   compensation (within `u·|S| + γ²ₙ·S`, the terms being non-negative), inflated, raised by
-///   `2u·P_cell` and divided by `1 − e^{−h}` lowered by 4u: at least the cell's exact share.
+/// - Shares: each atom's `max(P − E_k·Q, 0)` in one fused multiply-add (one rounding, which
+///   keeps the sign: within 2u relative of at least its exact share times `1 − e^{−h}`),
+///   summed with Neumaier's compensation (within `u·|S| + γ²ₙ·S`, the terms being
+///   non-negative), inflated and divided by `1 − e^{−h}` lowered by 4u: at least the cell's
+///   exact share.
 /// - Masses: the cell's P-mass (its Neumaier sum) inflated by 6u and γ²ₙ, so that node k's
 ///   remainder (rounded) and the share (each then added to its node, rounded once more)
 ///   together hold at least the cell's mass.
@@ -695,8 +696,7 @@ pub(crate) fn connect_the_dots_by_cells(
         let gamma = n * u / (1.0 - n * u);
         let slack = 2.0 * gamma * gamma;
         let mass = cell.mass.value() * (1.0 + 6.0 * u + slack);
-        let share = ((cell.share.value() * (1.0 + 8.0 * u + slack) + 2.0 * u * mass) / denominator)
-            * (1.0 + 6.0 * u);
+        let share = (cell.share.value() * (1.0 + 8.0 * u + slack) / denominator) * (1.0 + 6.0 * u);
         let up = share.clamp(0.0, mass);
         probs[index] += mass - up;
         probs[index + 1] += up;
@@ -723,7 +723,7 @@ pub(crate) fn connect_the_dots_by_cells(
             Some(current) => current,
         };
         current.mass.add(p);
-        current.share.add((p - current.low * q).max(0.0));
+        current.share.add((-current.low).mul_add(q, p).max(0.0));
         current.count += 1;
         cell = Some(current);
     }
