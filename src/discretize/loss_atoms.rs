@@ -1405,15 +1405,8 @@ mod tests {
             let by_atoms =
                 connect_the_dots(step, || listed.iter().map(|a| (a.loss, a.p)), 0.0, infinity)
                     .expect("small grid");
-            let exact = |epsilon: f64| {
-                infinity
-                    + crate::numeric::summation::neumaier_sum(
-                        listed
-                            .iter()
-                            .filter(|a| a.loss > epsilon)
-                            .map(|a| a.p * -(epsilon - a.loss).exp_m1()),
-                    )
-            };
+            let exact_atoms = LossAtoms::from_atoms(listed.clone(), infinity, 0.0);
+            let exact = |epsilon: f64| exact_atoms.hockey_stick(epsilon);
             let total: f64 = infinity + listed.iter().map(|a| a.p).sum::<f64>();
             // Grid points over the atoms' range, points between them and a few ulps off them.
             let stride = ((7.0 / step / 80.0).ceil() as i64).max(1);
