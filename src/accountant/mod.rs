@@ -420,6 +420,11 @@ const FINE_UPPER_WORK: f64 = (1u64 << 21) as f64;
 /// its cost composes them all.
 const FINE_FIRST_FACTORS: usize = 4;
 
+/// The probe's task bytes, in units of which the memory of the finer upper grid and of the
+/// first grid beside it is charged (see [`Accountant::fine_first_steps`]): the finer task,
+/// plus a first-grid task of at most half its size.
+const BESIDE_FINER_TASKS: f64 = 1.5;
+
 /// How much coarser than the first grid the probe predicting the finer upper grid's cost
 /// is (see [`Accountant::fine_first_steps`]).
 const PROBE_COARSENING: f64 = 4.0;
@@ -2333,8 +2338,16 @@ impl Accountant {
         });
         let lower = probed.pop()?;
         let (upper, bytes) = probed.pop()?.ok()?;
-        // (The probe is one task; an evaluation holds up to CONCURRENT_TASKS.)
-        let peak = bytes * CONCURRENT_TASKS as f64;
+        // What runs at once beside the finer grid is known here: its REMOVE upper bound is
+        // one task, and the first grid's tasks run one after the other beside it
+        // (`parallel::serially` in `refine`) on a grid at least twice as coarse (checked
+        // below), so a task of at most half the finer one's bytes. Both scale with the
+        // grid's points from the probe's task: `cheap_finer_step` charges `bytes·(growth +
+        // 1)`, which at 1.5 times the probe's task covers `1.5·growth` of it. (Before, four
+        // concurrent tasks were counted, as for an evaluation on a machine of four threads:
+        // σ 0.8, q 0.004, 10⁵ steps lost the finer grid's upper end under budgets up to
+        // 128 MiB while its process peaked at 12 MiB.)
+        let peak = BESIDE_FINER_TASKS * bytes;
         let fine_step = self
             .cheap_finer_step(
                 probe.step,
