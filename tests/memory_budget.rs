@@ -30,6 +30,30 @@ fn dp_sgd() -> CompositionSpec {
     CompositionSpec::dp_sgd(1.0, 0.01, 10_000, 1.0).unwrap()
 }
 
+/// `pld epsilon --delta 1e-5 --memory-budget BUDGET -v --format json` on `spec`: the process's
+/// peak resident memory in MiB (as `-v` reports it, from `VmHWM`; Linux only) and the answer.
+#[cfg(target_os = "linux")]
+fn epsilon_under_budget(spec: &str, budget_mib: u32) -> (f64, serde_json::Value) {
+    let output = assert_cmd::Command::cargo_bin("pld")
+        .unwrap()
+        .args([
+            "epsilon", "--spec", "-", "--delta", "1e-5", "-v", "--format", "json",
+        ])
+        .args(["--memory-budget", &budget_mib.to_string()])
+        .write_stdin(spec)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let peak = stderr
+        .split("peak resident memory so far ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|mib| mib.parse().ok())
+        .unwrap_or_else(|| panic!("no peak memory in {stderr}"));
+    (peak, serde_json::from_slice(&output.stdout).unwrap())
+}
+
 #[test]
 fn a_small_budget_returns_a_valid_bracket_marked_not_met() {
     let tight = Tolerance::epsilon_relative(1e-6);
@@ -147,29 +171,7 @@ fn a_modest_budget_keeps_the_finer_upper_grid() {
     assert!(modest.settings.tolerance_met, "{:?}", modest.settings);
     #[cfg(target_os = "linux")]
     {
-        let output = assert_cmd::Command::cargo_bin("pld")
-            .unwrap()
-            .args([
-                "epsilon",
-                "--spec",
-                "-",
-                "--delta",
-                "1e-5",
-                "--memory-budget",
-                "100",
-                "-v",
-            ])
-            .write_stdin(spec)
-            .output()
-            .unwrap();
-        assert!(output.status.success());
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let peak: f64 = stderr
-            .split("peak resident memory so far ")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|mib| mib.parse().ok())
-            .unwrap_or_else(|| panic!("no peak memory in {stderr}"));
+        let (peak, _) = epsilon_under_budget(spec, 100);
         assert!(peak <= 75.0, "peak {peak} MiB under a 100 MiB budget");
     }
 }
@@ -252,36 +254,11 @@ fn a_random_allocation_lattice_stays_within_the_budget() {
             r#"{{"events": [{{"mechanism": "gaussian", "sigma": 0.6, "count": {epochs},
             "sampling": {{"random_allocation": {{"steps_per_epoch": 1000}}}}}}]}}"#
         );
-        let output = assert_cmd::Command::cargo_bin("pld")
-            .unwrap()
-            .args([
-                "epsilon",
-                "--spec",
-                "-",
-                "--delta",
-                "1e-5",
-                "--memory-budget",
-                "64",
-                "-v",
-                "--format",
-                "json",
-            ])
-            .write_stdin(spec)
-            .output()
-            .unwrap();
-        assert!(output.status.success());
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let peak: f64 = stderr
-            .split("peak resident memory so far ")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|mib| mib.parse().ok())
-            .unwrap_or_else(|| panic!("no peak memory in {stderr}"));
+        let (peak, answer) = epsilon_under_budget(&spec, 64);
         assert!(
             peak <= 48.0,
             "{epochs} epochs: peak {peak} MiB under a 64 MiB budget"
         );
-        let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
         let end = |name: &str| answer["epsilon"][name].as_f64().unwrap();
         let (lower, upper) = (end("lower"), end("upper"));
         assert!(
