@@ -78,10 +78,14 @@ pub struct GridPmf {
 /// every δ: 1.8e-10 at 10⁵ runs, 1.8e-6 at 10⁹. Not covered by it, as before: the split of
 /// each bin between its two grid points and the far tails, where the rounding of the
 /// mechanism's argument is amplified (taken to be within the fixed
-/// [`crate::pmf::hockey_stick::FLOATING_POINT_ALLOWANCE`], not proven to be). Measured
-/// against mpmath at the grid nodes of one sampled Gaussian run (`tests/grid_node_rounding.rs`),
-/// its raw δ is at most 7e-15 below the exact one where δ ≥ 1e-6 (four times this bound),
-/// 5.8e-14 below down to δ 1e-20 and 8.7e-13 at δ 5e-95.
+/// [`crate::pmf::hockey_stick::FLOATING_POINT_ALLOWANCE`], not proven to be).
+///
+/// Measured against mpmath at the grid nodes of one run (`tests/grid_node_rounding.rs`),
+/// the split moves up to about 100 u/h of the mass at or above a node to its neighbour (h
+/// the grid step), so the survival function is not within this bound; δ at the nodes,
+/// where those moves cancel, is within a few ulps of the mass above ε, but not always of δ
+/// (2.5e-14 of δ for sampled Gaussians where δ ≥ 1e-6, 5e-13 one step under a Laplace
+/// run's ε₀). The README's "Rounding over long compositions" has the open question.
 pub const RUN_ROUNDING: f64 = 16.0 * (f64::EPSILON / 2.0);
 
 /// Largest compounded rounding kept (a factor `1 + c` that stays finite whatever it
