@@ -147,8 +147,9 @@ mod tests {
     }
 
     /// The accountant answers ∞ at once where the floor exceeds δ, and the grid agrees: its
-    /// guaranteed lower end of δ(ε) at ε = 50 nats is at least the floor (so no ε up to 50
-    /// has δ(ε) ≤ 1e-5, and δ(ε) falls with ε). Just above the floor the grid answers, finite.
+    /// guaranteed lower end of δ(ε) at ε = 50 nats is the floor up to its allowances (so no
+    /// ε up to 50 has δ(ε) ≤ 1e-5, and δ(ε) falls with ε). Just above the floor the grid
+    /// answers, finite.
     #[test]
     fn the_accountant_answers_infinity_where_the_floor_exceeds_delta() {
         use crate::accountant::{Accountant, AccountantOptions};
@@ -168,7 +169,13 @@ mod tests {
         let floor = infinite_loss_floor(&spec).remove;
         assert!(floor > 1.99e-4 && floor < 2e-4, "{floor}");
         let grid = accountant.delta_for_epsilon(50.0).expect("answers");
-        assert!(grid.delta.lower >= floor * (1.0 - 1e-9), "{:?}", grid.delta);
+        // Within the reading's allowances: the fixed 1e-9 and 102 runs' rounding (about 5e-12
+        // of δ, see `pmf::run_rounding`).
+        assert!(
+            grid.delta.lower >= floor * (1.0 - 1.1e-9),
+            "{:?}",
+            grid.delta
+        );
         let above = accountant.epsilon_for_delta(3e-4).expect("answers");
         assert!(above.epsilon.upper.is_finite(), "{:?}", above.epsilon);
         assert_eq!(above.settings.method, "pld");

@@ -51,8 +51,9 @@ pub struct LossBins {
 }
 
 /// Smallest `|P_I − e^c Q_I| / (P_I + e^c Q_I)` at which the excess is taken as the direct
-/// difference: its rounding is then below about `2u/1e-5 ≈ 4e-11` of the excess (within the
-/// δ allowance of [`crate::pmf::hockey_stick::FLOATING_POINT_ALLOWANCE`]).
+/// difference: its rounding is then below about `2u/1e-5 ≈ 4e-11` of the excess. (What that
+/// and every other rounding of a run leaves in δ is bounded per run, see
+/// [`crate::pmf::run_rounding`].)
 const DIRECT_EXCESS_MARGIN: f64 = 1e-5;
 
 /// `P_I − e^c·Q_I` of an interval with masses `(p, q)` and `scale = e^c`: the direct

@@ -7,9 +7,7 @@ use crate::numeric::double_double_fft;
 use crate::numeric::fft_convolution::{
     convolve, lattice_of, product_window, self_convolution_period, self_convolve_window,
 };
-use crate::pmf::grid_pmf::{
-    compound_rounding, power_rounding, whole_steps, GridPmf, LOSS_LIMIT, MAX_ABS_LOSS,
-};
+use crate::pmf::grid_pmf::{whole_steps, GridPmf, LOSS_LIMIT, MAX_ABS_LOSS};
 use crate::pmf::tail_moments::{TailMoments, TILTS};
 
 /// Largest number of points a composed PMF may hold.
@@ -116,10 +114,7 @@ impl GridPmf {
             half_offset: halves % 2 == 1,
             loss_allowance: self.loss_allowance + other.loss_allowance,
             entry_errors: None,
-            compounded_rounding: compound_rounding(
-                self.compounded_rounding,
-                other.compounded_rounding,
-            ),
+            rounding_runs: self.rounding_runs + other.rounding_runs,
         };
         if tilts > 0 && out.probs.len() > 1 {
             out.tilt_tail(self, other, conv.roundoff_floor, tail_mass, tilts);
@@ -264,7 +259,7 @@ impl GridPmf {
                         .max(power_infinity_mass(1.0 - m, m, k)),
                     Bound::Lower => power_infinity_mass(0.0, self.infinity_mass, k),
                 };
-                out.compounded_rounding = power_rounding(self.compounded_rounding, k as f64);
+                out.rounding_runs = k as f64 * self.rounding_runs;
             }
             return Ok(out);
         }
@@ -424,7 +419,7 @@ impl GridPmf {
             half_offset,
             loss_allowance: kf * self.loss_allowance,
             entry_errors: lattice_errors,
-            compounded_rounding: power_rounding(self.compounded_rounding, kf),
+            rounding_runs: kf * self.rounding_runs,
         };
         if tilts > 0 && self.entry_errors.is_none() {
             let mut extra = quantile_tilts(&moments, k, tail_mass, tilts, None);
@@ -1134,7 +1129,7 @@ impl GridPmf {
         let mut out = GridPmf::from_parts(self.step, offset, probs, infinity_mass, self.bound);
         out.excess_mass = kf * self.excess_mass;
         out.loss_allowance = kf * self.loss_allowance;
-        out.compounded_rounding = power_rounding(self.compounded_rounding, kf);
+        out.rounding_runs = kf * self.rounding_runs;
         out
     }
 
@@ -1775,115 +1770,75 @@ mod tests {
         }
     }
 
-    /// The compounded rounding follows the runs composed: one run's `RUN_ROUNDING` becomes
-    /// `(1 + η)^k − 1` after a k-fold power (by FFT, on the plain path and beyond the loss
-    /// limit), `(1 + a)(1 + b) − 1` for two PMFs composed, `(1 + η)^{Σ kᵢ}` for a product of
-    /// powers and the largest of the parts for a mixture; against `(1 + η)^k − 1` summed
-    /// as a binomial series in exact-enough arithmetic (its terms fall by k·η ≤ 2e-3).
+    /// The rounding runs follow the runs composed: one run's 1 becomes k after a k-fold power
+    /// (by FFT, on the plain path and beyond the loss limit), the sum for two PMFs composed
+    /// and for a product of powers, the largest of the parts for a mixture.
     #[test]
-    fn the_compounded_rounding_follows_the_runs_composed() {
-        use crate::pmf::grid_pmf::RUN_ROUNDING;
-        let eta = RUN_ROUNDING;
-        // (1 + η)^k − 1 = Σ_{j ≥ 1} C(k, j) η^j, to 1e-15 relative.
-        let series = |k: f64| -> f64 {
-            let (mut term, mut sum) = (1.0, 0.0);
-            for j in 1..40 {
-                term *= (k - (j - 1) as f64) / j as f64 * eta;
-                sum += term;
-            }
-            sum
-        };
-        let close = |got: f64, want: f64, what: &str| {
-            assert!(
-                (got - want).abs() <= 1e-12 * want,
-                "{what}: {got:e} against {want:e}"
-            );
-        };
+    fn the_rounding_runs_follow_the_runs_composed() {
         let step = 0.01;
         let one = GridPmf::from_parts(step, -2, vec![0.25, 0.5, 0.25], 0.0, Bound::Upper);
-        close(one.compounded_rounding(), eta, "one run");
+        assert_eq!(one.rounding_runs(), 1.0, "one run");
         for k in [2u64, 1000, 1_000_000_000] {
             let composed = one.self_compose(k, 1e-12).unwrap();
-            close(
-                composed.compounded_rounding(),
-                series(k as f64),
-                "k-fold power",
-            );
+            assert_eq!(composed.rounding_runs(), k as f64, "{k}-fold power");
         }
         // Every loss beyond the limit (the whole mass at ±LOSS_LIMIT).
         let far = GridPmf::from_parts(1.0, 400, vec![1.0], 0.0, Bound::Upper);
         let beyond = far.self_compose(1_000_000, 1e-12).unwrap();
-        close(
-            beyond.compounded_rounding(),
-            series(1e6),
-            "beyond the limit",
-        );
+        assert_eq!(beyond.rounding_runs(), 1e6, "beyond the limit");
         let a = one.self_compose(1000, 1e-12).unwrap();
         let b = one.self_compose(3000, 1e-12).unwrap();
         let both = a.compose(&b, 1e-12).unwrap();
-        close(
-            both.compounded_rounding(),
-            series(4000.0),
-            "two PMFs composed",
-        );
+        assert_eq!(both.rounding_runs(), 4000.0, "two PMFs composed");
         let product = crate::pmf::product::compose_product(&[(&one, 1000), (&a, 3)], 1e-12, 0)
             .expect("a product")
             .unwrap();
-        close(
-            product.compounded_rounding(),
-            series(4000.0),
-            "product of powers",
-        );
+        assert_eq!(product.rounding_runs(), 4000.0, "product of powers");
         let mixed = GridPmf::mixture(&[(0.5, &one), (0.5, &a)]).unwrap();
-        close(mixed.compounded_rounding(), series(1000.0), "mixture");
+        assert_eq!(mixed.rounding_runs(), 1000.0, "mixture");
     }
 
-    /// δ read from a PMF is widened by its compounded rounding on the safe side: an upper δ
-    /// multiplied by `(1 + 1e-9)(1 + c)`, a lower one by `1 − ((1 + 1e-9)(1 + c) − 1)`, and ε
-    /// moved with it; a rounding too large to leave anything (c = 10³⁰⁰) reads δ = 1 where
-    /// the raw δ is positive (0 where it is 0) from above and δ = 0 from below, never NaN.
+    /// δ read from a PMF is widened for its runs' rounding on the safe side: by
+    /// `run_rounding::rounding_charge` of the mass above ε, added to an upper δ and taken off
+    /// a lower one, and ε moves with it; so many runs that nothing is left (10³⁰⁰) read δ = 1
+    /// where any mass is above ε (0 where none is) from above and δ = 0 from below, never NaN.
     #[test]
-    fn delta_is_widened_by_the_compounded_rounding() {
+    fn delta_is_widened_for_the_runs_rounding() {
+        use crate::pmf::run_rounding::rounding_charge;
         let step = 0.1;
         let probs = vec![0.5, 0.25, 0.125, 0.125];
+        let runs = 1e10;
         for bound in [Bound::Upper, Bound::Lower] {
             let plain = GridPmf::from_parts(step, 0, probs.clone(), 0.0, bound);
-            let mut compounded = GridPmf::from_parts(step, 0, probs.clone(), 0.0, bound);
-            compounded.compounded_rounding = 1e-3;
-            let a = crate::pmf::hockey_stick::FLOATING_POINT_ALLOWANCE;
-            let factor = |c: f64| (1.0 + a) * (1.0 + c) - 1.0;
-            for epsilon in [0.0, 0.05, 0.15] {
+            let mut many = GridPmf::from_parts(step, 0, probs.clone(), 0.0, bound);
+            many.rounding_runs = runs;
+            for (epsilon, above) in [(0.0, 0.5), (0.05, 0.5), (0.15, 0.25)] {
                 let (before, after) = (
                     plain.delta_for_epsilon(epsilon),
-                    compounded.delta_for_epsilon(epsilon),
+                    many.delta_for_epsilon(epsilon),
                 );
-                // The raw δ both were read from.
-                let (widened, raw) = match bound {
-                    Bound::Upper => (
-                        1.0 + factor(1e-3),
-                        before / (1.0 + factor(plain.compounded_rounding)),
-                    ),
-                    Bound::Lower => (
-                        1.0 - factor(1e-3),
-                        before / (1.0 - factor(plain.compounded_rounding)),
-                    ),
+                // The same raw δ, charged for 10¹⁰ runs instead of one: about 5e-15 per run
+                // of S*, which is 1 here (the masses' relative error, 4e-9 per run on a
+                // grid of 0.1, compounds past any bound, and four entries are one block,
+                // below which no δ bounds S*).
+                let more = rounding_charge(above, runs, step) - rounding_charge(above, 1.0, step);
+                assert!(more > 4e-5 && more < 6e-5, "{more:e}");
+                let want = match bound {
+                    Bound::Upper => before + more,
+                    Bound::Lower => before - more,
                 };
-                let want = raw * widened;
                 assert!(
                     (after - want).abs() <= 1e-14 * want,
                     "{bound:?} δ({epsilon}) = {after:e} against {want:e}"
                 );
             }
-            let (before, after) = (
-                plain.epsilon_for_delta(0.01),
-                compounded.epsilon_for_delta(0.01),
-            );
+            let (before, after) = (plain.epsilon_for_delta(0.01), many.epsilon_for_delta(0.01));
             match bound {
                 Bound::Upper => assert!(after > before, "{after} against {before}"),
                 Bound::Lower => assert!(after < before, "{after} against {before}"),
             }
             let mut vacuous = GridPmf::from_parts(step, 0, probs.clone(), 0.0, bound);
-            vacuous.compounded_rounding = 1e300;
+            vacuous.rounding_runs = 1e300;
             for epsilon in [0.0, 0.15, 0.35, 1.0] {
                 let delta = vacuous.delta_for_epsilon(epsilon);
                 let want = match bound {

@@ -59,60 +59,11 @@ pub struct GridPmf {
     /// Optional per-entry bounds on the absolute round-off error of `probs` (from tilted
     /// self-composition); when present, δ uses whichever of these and the ℓ2 bound is smaller.
     pub(crate) entry_errors: Option<Vec<f64>>,
-    /// Relative error bound `c` on the survival function (the mass at or above each loss)
-    /// left by the rounding of the masses of the runs composed into this PMF: each
-    /// discretized run starts at [`RUN_ROUNDING`], and compositions compound it,
-    /// `(1 + a)(1 + b) − 1` for two PMFs and `(1 + c)^k − 1` for k runs (a convolution keeps
-    /// a relative error of a survival function relative). δ read from the PMF is widened by
-    /// it (see [`GridPmf::rounding_allowance`]).
-    pub(crate) compounded_rounding: f64,
-}
-
-/// Relative error bound on a discretized run's survival function from the rounding of its
-/// masses: 16 units in the last place (`16·2⁻⁵³ ≈ 1.8e-15`).
-///
-/// Where the mass is, that survival function is a tail probability of the mechanism (within
-/// a few ulps: `numeric::erfc` is tested within 2.4 ulps of mpmath, and a mixture's weights
-/// and sum add two or three) plus the rounding of the bins' differences (one ulp of the
-/// survival, as they telescope). Compounded over k runs it is `(1 + η)^k − 1 ≈ k·η` of
-/// every δ: 1.8e-10 at 10⁵ runs, 1.8e-6 at 10⁹. Not covered by it, as before: the split of
-/// each bin between its two grid points and the far tails, where the rounding of the
-/// mechanism's argument is amplified (taken to be within the fixed
-/// [`crate::pmf::hockey_stick::FLOATING_POINT_ALLOWANCE`], not proven to be).
-///
-/// Measured against mpmath at the grid nodes of one run (`tests/grid_node_rounding.rs`),
-/// the split moves up to about 100 u/h of the mass at or above a node to its neighbour (h
-/// the grid step), so the survival function is not within this bound; δ at the nodes,
-/// where those moves cancel, is within a few ulps of the mass above ε, but not always of δ
-/// (2.5e-14 of δ for sampled Gaussians where δ ≥ 1e-6, 5e-13 one step under a Laplace
-/// run's ε₀). The README's "Rounding over long compositions" has the open question.
-pub const RUN_ROUNDING: f64 = 16.0 * (f64::EPSILON / 2.0);
-
-/// Largest compounded rounding kept (a factor `1 + c` that stays finite whatever it
-/// multiplies): past it every upper δ read is 1 and every lower one 0 anyway.
-const MAX_COMPOUNDED_ROUNDING: f64 = 1e300;
-
-/// The compounded rounding of two PMFs composed: `(1 + a)(1 + b) − 1`.
-pub(crate) fn compound_rounding(a: f64, b: f64) -> f64 {
-    (a + b + a * b).min(MAX_COMPOUNDED_ROUNDING)
-}
-
-/// The compounded rounding of `k` runs of a PMF whose own is `c`: `(1 + c)^k − 1`, computed
-/// as `expm1(k·ln1p(c))` (within a few ulps of it, far below the margin of
-/// [`RUN_ROUNDING`]). A product of powers passes its `Σ kᵢ·ln1p(cᵢ)` to
-/// [`compound_rounding_exponent`] instead.
-pub(crate) fn power_rounding(c: f64, k: f64) -> f64 {
-    compound_rounding_exponent(k * c.ln_1p())
-}
-
-/// `expm1(x)` capped: the compounded rounding whose `ln(1 + c)` is `x`.
-pub(crate) fn compound_rounding_exponent(x: f64) -> f64 {
-    let c = x.exp_m1();
-    if c.is_nan() {
-        MAX_COMPOUNDED_ROUNDING
-    } else {
-        c.min(MAX_COMPOUNDED_ROUNDING)
-    }
+    /// How many discretized runs' rounding this PMF carries: 1 for one run, the sum for two
+    /// PMFs composed, k times as many for a k-fold power, the largest of a mixture's parts.
+    /// Every δ read from the PMF is widened for that many runs' rounding (see
+    /// [`crate::pmf::run_rounding`]).
+    pub(crate) rounding_runs: f64,
 }
 
 /// A PMF's probabilities go back to the FFT output buffers (`recycle` in
@@ -199,7 +150,7 @@ impl GridPmf {
             half_offset: false,
             loss_allowance: 0.0,
             entry_errors: None,
-            compounded_rounding: RUN_ROUNDING,
+            rounding_runs: 1.0,
         }
     }
 
@@ -254,20 +205,10 @@ impl GridPmf {
         self.loss_allowance
     }
 
-    /// The relative error bound on this PMF's survival function from the rounding of the
-    /// masses of the runs composed into it (see [`RUN_ROUNDING`]).
-    pub fn compounded_rounding(&self) -> f64 {
-        self.compounded_rounding
-    }
-
-    /// The relative allowance every δ read from this PMF is widened by: the fixed
-    /// [`crate::pmf::hockey_stick::FLOATING_POINT_ALLOWANCE`] compounded with
-    /// [`GridPmf::compounded_rounding`], `(1 + a)(1 + c) − 1`.
-    pub(crate) fn rounding_allowance(&self) -> f64 {
-        compound_rounding(
-            crate::pmf::hockey_stick::FLOATING_POINT_ALLOWANCE,
-            self.compounded_rounding,
-        )
+    /// How many discretized runs' rounding every δ read from this PMF is widened for (see
+    /// [`crate::pmf::run_rounding`]).
+    pub fn rounding_runs(&self) -> f64 {
+        self.rounding_runs
     }
 
     /// Move the whole steps of the loss allowance into the offset: every stored loss moves

@@ -4,20 +4,20 @@
 use crate::bound::Bound;
 use crate::numeric::summation::neumaier_sum;
 use crate::pmf::grid_pmf::GridPmf;
+use crate::pmf::run_rounding::{
+    charge_for_survival, survival_bounds_from_delta, survival_growth, GROWTH_WORTH_A_DELTA_BOUND,
+};
 use std::ops::Range;
 
 /// Relative allowance for floating-point error in discretization and summation.
 ///
-/// Covers the rounding of CDF differences, of the mass split (relative error ≲ u/h ≈ 1e-12 at
-/// h = 1e-4, moving mass by one step at most, which changes δ by far less), and of the sums
-/// below (≤ n·u ≈ 1e-10 for n ≤ 10⁶, in practice ≈ 1e-15 with compensated summation).
+/// Covers the rounding of the sums below (≤ n·u ≈ 1e-10 for n ≤ 10⁶, in practice ≈ 1e-15
+/// with compensated summation) and of the reading's weights.
 ///
-/// The rounding of each run's masses compounds over the runs composed (a relative error η
-/// of one run's survival function is at most `(1 + η)^k − 1` of δ after k runs): that part
-/// is charged on top of this fixed allowance, at η = [`crate::pmf::grid_pmf::RUN_ROUNDING`]
-/// per run (see [`GridPmf::compounded_rounding`]). A known limit: the bins' splits between
-/// grid points and the far tails are not bounded run by run; they are taken to be within
-/// this allowance (the README's "What the numbers mean" has the argument).
+/// The rounding of each run's masses (CDF differences, the split of each bin between its
+/// two grid nodes, the far tails) compounds over the runs composed: it is bounded run by run
+/// on δ and charged on top of this fixed allowance, for [`GridPmf::rounding_runs`] runs (see
+/// [`crate::pmf::run_rounding`]).
 pub const FLOATING_POINT_ALLOWANCE: f64 = 1e-9;
 
 /// Entries per block of the blocked sums ([`blocked_hinge_sum`],
@@ -113,10 +113,28 @@ impl Reading<'_> {
 
     /// `Σ_{i ≥ start} vᵢ·(1 − e^{−(x + (i − start)·h)})`: the hockey-stick sum of the entries
     /// from `start` up as read, `x ≥ 0` the distance of entry `start`'s loss above ε.
-    fn hinge_sum(&self, start: usize, x: f64, h: f64) -> f64 {
-        blocked_hinge_sum(start..self.probs.len(), x, h, |range, ones, table| {
+    /// With it, `Σ_{i ≥ start} vᵢ`, the mass of those entries as read.
+    fn hinge_and_mass(&self, start: usize, x: f64, h: f64) -> (f64, f64) {
+        blocked_hinge_and_mass(start..self.probs.len(), x, h, |range, ones, table| {
             self.dot_products(range, ones, table)
         })
+    }
+
+    /// `Σ_{i ≥ start} eᵢ`: the bounds of the entries from `start` up.
+    fn error_mass_from(&self, start: usize) -> f64 {
+        let n = self.probs.len();
+        if start >= n {
+            return 0.0;
+        }
+        let own = match self.errors {
+            EntryErrors::PerEntry(errors) => neumaier_sum(errors[start..].iter().copied()),
+            EntryErrors::Uniform(floor) => floor * (n - start) as f64,
+        };
+        if start == 0 {
+            own + self.first_extra
+        } else {
+            own
+        }
     }
 
     /// `Σ_{i ≥ start} eᵢ·(1 − e^{−(x + (i − start)·h)})`: what the bounds of the entries
@@ -171,21 +189,39 @@ fn blocked_hinge_sum(
     h: f64,
     block_dots: impl Fn(Range<usize>, &[f64], &[f64]) -> (f64, f64),
 ) -> f64 {
+    blocked_hinge_and_mass(range, x, h, block_dots).0
+}
+
+/// [`blocked_hinge_sum`] and the plain sum of the same entries (its blocks' masses, summed
+/// alike).
+fn blocked_hinge_and_mass(
+    range: Range<usize>,
+    x: f64,
+    h: f64,
+    block_dots: impl Fn(Range<usize>, &[f64], &[f64]) -> (f64, f64),
+) -> (f64, f64) {
     if range.is_empty() {
-        return 0.0;
+        return (0.0, 0.0);
     }
     let table: Vec<f64> = (0..BLOCK.min(range.len()))
         .map(|j| -(-(j as f64) * h).exp_m1())
         .collect();
     let start = range.start;
-    neumaier_sum((range.clone()).step_by(BLOCK).map(|block_start| {
-        let block = block_start..(block_start + BLOCK).min(range.end);
-        let y = x + (block_start - start) as f64 * h;
-        let (hinge, scale) = (-(-y).exp_m1(), (-y).exp());
-        // (Times 1.0 exactly for the mass.)
-        let (mass, weighted) = block_dots(block, &ONES, &table);
-        hinge * mass + scale * weighted
-    }))
+    let blocks: Vec<(f64, f64)> = (range.clone())
+        .step_by(BLOCK)
+        .map(|block_start| {
+            let block = block_start..(block_start + BLOCK).min(range.end);
+            let y = x + (block_start - start) as f64 * h;
+            let (hinge, scale) = (-(-y).exp_m1(), (-y).exp());
+            // (Times 1.0 exactly for the mass.)
+            let (mass, weighted) = block_dots(block, &ONES, &table);
+            (hinge * mass + scale * weighted, mass)
+        })
+        .collect();
+    (
+        neumaier_sum(blocks.iter().map(|b| b.0)),
+        neumaier_sum(blocks.iter().map(|b| b.1)),
+    )
 }
 
 crate::numeric::wide_loops::dispatch_wide! {
@@ -249,6 +285,15 @@ struct SuffixBlock {
     g_above: f64,
 }
 
+/// What bounds the mass above ε of the mixes of a PMF's runs, exact and rounded (see
+/// [`GridPmf::survival_bounds`]).
+struct SurvivalBounds {
+    /// `(1 + ρ)^N`: the masses read, times this.
+    growth: f64,
+    /// Bounds from δ at the lowest entry of each block, where worth computing.
+    blocks: Option<Vec<f64>>,
+}
+
 impl GridPmf {
     /// The entries as δ is read from them (see [`Reading`]).
     fn reading(&self) -> Reading<'_> {
@@ -301,11 +346,24 @@ impl GridPmf {
         // A lower PMF whose losses may sit `loss_allowance` too high is read one allowance up.
         let epsilon = epsilon + self.loss_allowance;
         let start = self.first_index_above(epsilon);
-        let raw = self.infinity_mass
-            + self
-                .reading()
-                .hinge_sum(start, self.loss(start) - epsilon, self.step);
-        self.report_delta(raw)
+        let reading = self.reading();
+        let bounds = self.survival_bounds(&reading);
+        // The reported δ at a point whose first entry above is `start`, `x` below it.
+        let reported = |start: usize, x: f64| {
+            let (hinge, mass) = reading.hinge_and_mass(start, x, self.step);
+            let survival =
+                self.infinity_mass + mass + self.survival_slack_from(&reading, start, None);
+            let charge = self.charge_at(&bounds, start, survival);
+            self.report_delta(self.infinity_mass + hinge, charge)
+        };
+        let here = reported(start, self.loss(start) - epsilon);
+        if self.bound == Bound::Lower && start < self.len() {
+            // The true δ does not grow with ε, so the lower bound at the next node up holds
+            // here too: it keeps the reported lower δ from rising where the charge drops.
+            here.max(reported(start + 1, self.step))
+        } else {
+            here
+        }
     }
 
     /// δ(ε) at many ε at once, as [`GridPmf::delta_for_epsilon`] reports each: one walk down
@@ -334,10 +392,13 @@ impl GridPmf {
         let decay = (-self.step).exp();
         let one_minus_decay = -(-self.step).exp_m1();
         let reading = self.reading();
+        let bounds = self.survival_bounds(&reading);
+        let lower = self.bound == Bound::Lower;
         // The walk holds j = first index above ε and D_j, G_j of the entries as read (for
-        // j = n: D = m_∞, G = 0).
+        // j = n: D = m_∞, G = 0); the mass above ε is D_j + G_j, and (lower PMFs) E_j the
+        // bounds of the entries from j up.
         let mut j = n;
-        let (mut d, mut g) = (self.infinity_mass, 0.0);
+        let (mut d, mut g, mut e) = (self.infinity_mass, 0.0, 0.0);
         for &position in &order {
             let epsilon = epsilons[position] + self.loss_allowance;
             let start = self.first_index_above(epsilon);
@@ -347,13 +408,26 @@ impl GridPmf {
                 }
                 j -= 1;
                 g = reading.value(j) + if j + 1 < n { decay * g } else { 0.0 };
+                if lower {
+                    e += reading.error(j);
+                }
             }
             let raw = if j == n {
                 d
             } else {
                 d + g * -(epsilon - self.loss(j)).exp_m1()
             };
-            out[position] = self.report_delta(raw);
+            let survival = d + g + self.survival_slack_from(&reading, j, Some(e));
+            let mut reported = self.report_delta(raw, self.charge_at(&bounds, j, survival));
+            if lower && j < n {
+                // As `delta_for_epsilon`: the lower bound at the next node up holds here too.
+                let (value, error) = (reading.value(j), reading.error(j));
+                let survival =
+                    d + g - value + self.survival_slack_from(&reading, j + 1, Some(e - error));
+                let at_node = self.report_delta(d, self.charge_at(&bounds, j + 1, survival));
+                reported = reported.max(at_node);
+            }
+            out[position] = reported;
         }
         out
     }
@@ -383,29 +457,54 @@ impl GridPmf {
         let h = self.step;
         let decay = (-h).exp();
         let one_minus_decay = -(-h).exp_m1();
+        let reading = self.reading();
+        let bounds = self.survival_bounds(&reading);
+        let lower = self.bound == Bound::Lower;
         // Above the top point: δ = m_∞, nothing counted.
-        if self.report_delta(self.infinity_mass) > delta {
+        let top_charge = self.charge_at(
+            &bounds,
+            n,
+            self.infinity_mass + self.survival_slack_from(&reading, n, Some(0.0)),
+        );
+        if self.report_delta(self.infinity_mass, top_charge) > delta {
             return f64::INFINITY;
         }
         if n == 0 {
             return 0.0;
         }
-        let reading = self.reading();
-        // The reported δ at the bottom of entry j's region [l_{j−1}, l_j) (below l_0 for
-        // j = 0), from D_j and G_j: it grows as j goes down.
-        let bottom = |j: usize, d: f64, g: f64| {
-            if j > 0 {
+        // The charge in entry j's region [l_{j−1}, l_j) (below l_0 for j = 0), from D_j and
+        // G_j (the mass above ε there is D_j + G_j) and the bounds E_j of the entries from
+        // j up (lower PMFs).
+        let charge = |j: usize, d: f64, g: f64, e: f64| {
+            self.charge_at(
+                &bounds,
+                j,
+                d + g + self.survival_slack_from(&reading, j, Some(e)),
+            )
+        };
+        // The reported δ at the bottom of that region: it grows as j goes down (for an upper
+        // PMF).
+        let bottom = |j: usize, d: f64, g: f64, e: f64| {
+            let raw = if j > 0 {
                 d + one_minus_decay * g
             } else {
                 d + g
-            }
+            };
+            self.report_delta(raw, charge(j, d, g, e))
         };
         // The block holding the crossing: the first, from the top, whose lowest entry's region
         // reports more than `delta` (none: ε = 0).
-        let Some(block) = self
-            .suffix_at_blocks(&reading)
-            .find(|block| self.report_delta(bottom(block.start, block.d, block.g)) > delta)
-        else {
+        let mut errors_above = 0.0;
+        let Some((block, e_above)) = self.suffix_at_blocks(&reading).find_map(|block| {
+            let e_above = errors_above;
+            if lower {
+                errors_above += reading
+                    .error_dot_products(block.start..block.end, &ONES, &ONES)
+                    .0;
+            }
+            (bottom(block.start, block.d, block.g, errors_above) > delta)
+                .then_some((block, e_above))
+        }) else {
             return 0.0;
         };
         // Walk down from the block's top keeping D_j and G_j (on below the block should
@@ -413,23 +512,94 @@ impl GridPmf {
         let top = block.end - 1;
         let mut d = block.d_above + one_minus_decay * block.g_above;
         let mut g = reading.value(top) + decay * block.g_above;
+        let mut e = e_above + if lower { reading.error(top) } else { 0.0 };
         for j in (0..=top).rev() {
             // Region [l_{j−1}, l_j) (for j = 0: below l_0), where δ_raw(ε) = D_j + G_j(1 − e^{ε−l_j}).
-            if self.report_delta(bottom(j, d, g)) > delta {
-                return self.solve_in_region(j, d, g, delta);
+            if bottom(j, d, g, e) > delta {
+                return self.solve_in_region(j, d, g, delta, charge(j, d, g, e));
             }
             if j > 0 {
                 d += one_minus_decay * g;
                 g = reading.value(j - 1) + decay * g;
+                if lower {
+                    e += reading.error(j - 1);
+                }
             }
         }
         0.0
     }
 
+    /// What the mass above ε as read (the entries from `start` up) may fall short of the
+    /// rounded runs' composition's (in exact arithmetic): the bounds of the entries folded
+    /// away, and for a lower PMF, whose entries are read lowered by their bounds, twice the
+    /// bounds of the entries from `start` up (`errors`, when the caller has summed them).
+    fn survival_slack_from(&self, reading: &Reading<'_>, start: usize, errors: Option<f64>) -> f64 {
+        let lowered = match self.bound {
+            Bound::Upper => 0.0,
+            Bound::Lower => errors.unwrap_or_else(|| reading.error_mass_from(start)),
+        };
+        self.folded_allowance() + 2.0 * lowered
+    }
+
+    /// What bounds S*, the largest mass above a loss of any mix of this PMF's runs exact and
+    /// rounded (see [`crate::pmf::run_rounding`]): the growth `(1 + ρ)^N` of the masses read
+    /// and, where that growth is large (many runs on a fine grid), bounds from δ at the
+    /// lowest entry of every block of [`BLOCK`] entries
+    /// ([`survival_bounds_from_delta`]: one more walk over the blocks).
+    fn survival_bounds(&self, reading: &Reading<'_>) -> SurvivalBounds {
+        let growth = survival_growth(self.rounding_runs, self.step);
+        if growth <= GROWTH_WORTH_A_DELTA_BOUND || self.is_empty() {
+            return SurvivalBounds {
+                growth,
+                blocks: None,
+            };
+        }
+        // Upper bounds on the rounded composition's δ and mass at each block's lowest entry:
+        // the entries as read, raised by every slack (a lower PMF's entries by twice all
+        // their bounds, and its aliasing excess).
+        let slack = match self.bound {
+            Bound::Upper => self.folded_allowance(),
+            Bound::Lower => self.survival_slack_from(reading, 0, None) + self.excess_mass,
+        };
+        let (mut delta_up, mut grown) = (Vec::new(), Vec::new());
+        for block in self.suffix_at_blocks(reading) {
+            delta_up.push((block.d + slack) * (1.0 + FLOATING_POINT_ALLOWANCE));
+            grown.push((block.d + block.g + slack) * growth);
+        }
+        delta_up.reverse();
+        grown.reverse();
+        let span = BLOCK as f64 * self.step;
+        SurvivalBounds {
+            growth,
+            blocks: Some(survival_bounds_from_delta(
+                &delta_up,
+                &grown,
+                span,
+                self.rounding_runs,
+            )),
+        }
+    }
+
+    /// The charge for the rounding of the runs composed at a point whose first entry above is
+    /// `start`, where the mass above it as read, slack included, is `survival`.
+    fn charge_at(&self, bounds: &SurvivalBounds, start: usize, survival: f64) -> f64 {
+        let mut survival_bound = if survival > 0.0 {
+            survival * bounds.growth
+        } else {
+            0.0
+        };
+        if let (Some(blocks), true) = (&bounds.blocks, start > 0) {
+            // The point is at or above the lowest entry of the block holding entry start − 1.
+            survival_bound = survival_bound.min(blocks[(start - 1) / BLOCK]);
+        }
+        charge_for_survival(survival_bound, self.rounding_runs)
+    }
+
     /// The ε in entry j's region `[l_{j−1}, l_j)` where the reported δ, `D + G·(1 − e^{ε − l_j})`
-    /// from `(d, g) = (D_j, G_j)`, equals `delta` (the loss allowance taken off, at least 0).
-    fn solve_in_region(&self, j: usize, d: f64, g: f64, delta: f64) -> f64 {
-        let target = self.raw_target(delta);
+    /// from `(d, g) = (D_j, G_j)`, equals `delta` (the loss allowance taken off, at least 0);
+    /// the mass above ε is `D + G` throughout the region, plus `slack`.
+    fn solve_in_region(&self, j: usize, d: f64, g: f64, delta: f64, charge: f64) -> f64 {
+        let target = self.raw_target(delta, charge);
         let frac = if g > 0.0 { (target - d) / g } else { 0.0 };
         let epsilon = if frac <= 0.0 {
             self.loss(j)
@@ -518,25 +688,28 @@ impl GridPmf {
     }
 
     /// Apply the folded entries', floating-point and aliasing allowances to a raw δ (read
-    /// from the entries as moved by their bounds).
-    fn report_delta(&self, raw: f64) -> f64 {
+    /// from the entries as moved by their bounds), and the charge for the rounding of the
+    /// runs composed, from the mass above ε (`survival`, as read plus its slack, see
+    /// [`crate::pmf::run_rounding`]).
+    fn report_delta(&self, raw: f64, charge: f64) -> f64 {
         let folded = self.folded_allowance();
-        let allowance = self.rounding_allowance();
+        let a = FLOATING_POINT_ALLOWANCE;
         let value = match self.bound {
-            Bound::Upper => (raw + folded) * (1.0 + allowance),
-            Bound::Lower => raw * (1.0 - allowance).max(0.0) - folded - self.excess_mass,
+            Bound::Upper => (raw + folded) * (1.0 + a) + charge,
+            Bound::Lower => raw * (1.0 - a) - folded - self.excess_mass - charge,
         };
         value.clamp(0.0, 1.0)
     }
 
-    /// The raw δ at which the reported δ equals `delta` (inverse of `report_delta`; for a
-    /// lower PMF only asked where that reports more than `delta`, so its factor is > 0).
-    fn raw_target(&self, delta: f64) -> f64 {
+    /// The raw δ at which the reported δ equals `delta`, where the mass above ε is `survival`
+    /// (inverse of `report_delta`; for a lower PMF only asked where that reports more than
+    /// `delta`).
+    fn raw_target(&self, delta: f64, charge: f64) -> f64 {
         let folded = self.folded_allowance();
-        let allowance = self.rounding_allowance();
+        let a = FLOATING_POINT_ALLOWANCE;
         match self.bound {
-            Bound::Upper => delta / (1.0 + allowance) - folded,
-            Bound::Lower => (delta + folded + self.excess_mass) / (1.0 - allowance),
+            Bound::Upper => (delta - charge) / (1.0 + a) - folded,
+            Bound::Lower => (delta + charge + folded + self.excess_mass) / (1.0 - a),
         }
     }
 
@@ -616,13 +789,18 @@ pub(super) mod tests {
         let n = pmf.len();
         let decay = (-pmf.step).exp();
         let one_minus_decay = -(-pmf.step).exp_m1();
-        if pmf.report_delta(pmf.infinity_mass) > delta {
+        let reading = pmf.reading();
+        let bounds = pmf.survival_bounds(&reading);
+        let charge = |j: usize, survival: f64| {
+            let slack = pmf.survival_slack_from(&reading, j, None);
+            pmf.charge_at(&bounds, j, survival + slack)
+        };
+        if pmf.report_delta(pmf.infinity_mass, charge(n, pmf.infinity_mass)) > delta {
             return f64::INFINITY;
         }
         if n == 0 {
             return 0.0;
         }
-        let reading = pmf.reading();
         let (mut d, mut g) = (pmf.infinity_mass, reading.value(n - 1));
         for j in (0..n).rev() {
             let bottom = if j > 0 {
@@ -630,8 +808,8 @@ pub(super) mod tests {
             } else {
                 d + g
             };
-            if pmf.report_delta(bottom) > delta {
-                return pmf.solve_in_region(j, d, g, delta);
+            if pmf.report_delta(bottom, charge(j, d + g)) > delta {
+                return pmf.solve_in_region(j, d, g, delta, charge(j, d + g));
             }
             if j > 0 {
                 d += one_minus_decay * g;
@@ -669,7 +847,7 @@ pub(super) mod tests {
                     .collect();
                 for probs in [smooth, ragged] {
                     for bound in [Bound::Upper, Bound::Lower] {
-                        for variant in 0..3 {
+                        for variant in 0..4 {
                             let mut pmf =
                                 GridPmf::from_parts(step, offset, probs.clone(), 1e-9, bound);
                             match variant {
@@ -678,6 +856,12 @@ pub(super) mod tests {
                                     pmf.entry_errors =
                                         Some((0..len).map(|i| 1e-18 / (1.0 + i as f64)).collect());
                                     pmf.loss_allowance = 0.3 * step;
+                                }
+                                3 => {
+                                    // So many runs that S* is bounded from δ block by block.
+                                    pmf.entry_errors =
+                                        Some((0..len).map(|i| 1e-18 / (1.0 + i as f64)).collect());
+                                    pmf.rounding_runs = 1e9;
                                 }
                                 _ => {}
                             }
@@ -696,6 +880,44 @@ pub(super) mod tests {
             }
         }
         assert!(checked > 2000, "{checked}");
+    }
+
+    /// Where the runs are so many that the masses' own bound on S* explodes, the charge an
+    /// upper δ carries, bounded from δ block by block, still covers the charge on the PMF's
+    /// own mass above ε (the PMF is one of the mixes S* ranges over) and stays within 12
+    /// times it: a Gaussian-shaped PMF of 20,000 entries at a step of 1e-4 carrying 10⁹
+    /// runs, ε across its range, against δ and the mass summed straight from the entries.
+    #[test]
+    fn the_charge_bounded_from_delta_covers_the_mass_above_and_stays_near_it() {
+        use crate::pmf::run_rounding::{charge_for_survival, survival_growth};
+        let (len, step, offset) = (20_000, 1e-4, -10_000);
+        let probs: Vec<f64> = (0..len)
+            .map(|i| {
+                let x = (i as f64 - 10_000.0) / 2_000.0;
+                (-x * x / 2.0).exp()
+            })
+            .collect();
+        let total: f64 = probs.iter().sum();
+        let probs: Vec<f64> = probs.iter().map(|p| p / total).collect();
+        let mut pmf = GridPmf::from_parts(step, offset, probs.clone(), 0.0, Bound::Upper);
+        pmf.rounding_runs = 1e9;
+        assert!(survival_growth(pmf.rounding_runs, step) > 100.0);
+        let mut checked = 0;
+        for epsilon in [-0.9, -0.3, 0.0, 0.2, 0.5, 0.71, 0.8, 0.95] {
+            let raw = exact_delta(&probs, step, offset, 0.0, epsilon);
+            let charged = pmf.delta_for_epsilon(epsilon) - raw * (1.0 + FLOATING_POINT_ALLOWANCE);
+            let above: f64 = (0..len)
+                .filter(|&i| (offset + i as i64) as f64 * step > epsilon)
+                .map(|i| probs[i])
+                .sum();
+            let own = charge_for_survival(above, pmf.rounding_runs);
+            assert!(
+                charged >= own && charged <= 12.0 * own,
+                "ε {epsilon}: charged {charged:e}, the mass above {above:e} asks {own:e}"
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, 8);
     }
 
     /// δ(ε) of `probs` on the grid `{(offset + i)·step}` with `infinity` at +∞, one `expm1`

@@ -79,9 +79,9 @@ impl GridPmf {
             mixed.folded_top += pmf.folded_top;
             mixed.folded_error += weight * pmf.folded_error;
             mixed.loss_allowance = mixed.loss_allowance.max(pmf.loss_allowance);
-            // Each part's survival function is within its own relative bound, so their
-            // weighted sum is within the largest.
-            mixed.compounded_rounding = mixed.compounded_rounding.max(pmf.compounded_rounding);
+            // Each part's δ is within its own runs' bound (see `pmf::run_rounding`), and the
+            // bound grows with the runs: the weighted sum is within the largest's.
+            mixed.rounding_runs = mixed.rounding_runs.max(pmf.rounding_runs);
         }
         mixed.probs = probs;
         mixed.entry_errors = errors;

@@ -11,6 +11,8 @@
 //! - [`mixture`]: the PMF of a revealed mixture of pairs (the weighted sum).
 //! - [`product`]: many distinct PMFs, each repeated, composed by one FFT product.
 //! - [`hockey_stick`]: δ(ε) and ε(δ) from the hockey-stick divergence of the PMF.
+//! - [`run_rounding`]: the bound on each run's rounding that every δ read is widened by,
+//!   compounded over the runs composed.
 //! - [`tail_moments`]: exponential moments at fixed tilts, for the Chernoff bounds that size
 //!   self-composition windows.
 //! - [`tail_power`]: a self-composition read only in its upper tail, by one tilted FFT
@@ -21,6 +23,7 @@ pub mod grid_pmf;
 pub mod hockey_stick;
 pub mod mixture;
 pub mod product;
+pub mod run_rounding;
 pub mod tail_moments;
 pub mod tail_power;
 

@@ -23,7 +23,7 @@ use crate::pmf::composition::{
     chernoff_mass_from, power_window_for, product_moments, quantile_tilts, remove_from_bottom,
     Window, MAX_COMPOSED_POINTS, NEGLIGIBLE_SHORTFALL,
 };
-use crate::pmf::grid_pmf::{compound_rounding_exponent, whole_steps, GridPmf, LOSS_LIMIT};
+use crate::pmf::grid_pmf::{whole_steps, GridPmf, LOSS_LIMIT};
 use crate::Result;
 
 /// Total mass above which an upper PMF is left to the pairwise path (which has the rule for
@@ -267,10 +267,7 @@ fn compose_in_window(
         half_offset: halves % 2 == 1,
         loss_allowance: sum_k(&|_, p| p.loss_allowance),
         entry_errors: None,
-        // (1 + c)^k over the parts: exp(Σ k·ln1p(c)) − 1.
-        compounded_rounding: compound_rounding_exponent(sum_k(&|_, p| {
-            p.compounded_rounding.ln_1p()
-        })),
+        rounding_runs: sum_k(&|_, p| p.rounding_runs),
     };
     if tilts > 0 {
         let extra = quantile_tilts(moments, 1, tail_mass, tilts, None);

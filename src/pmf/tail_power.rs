@@ -35,7 +35,7 @@ use crate::numeric::fft_convolution::self_convolve_window;
 use crate::numeric::pieces::spread_map;
 use crate::numeric::summation::compensated_sum;
 use crate::pmf::composition::{chernoff_window, power_infinity_mass, NEGLIGIBLE_SHORTFALL};
-use crate::pmf::grid_pmf::{power_rounding, GridPmf, LOSS_LIMIT};
+use crate::pmf::grid_pmf::{GridPmf, LOSS_LIMIT};
 use crate::pmf::tail_moments::{TailMoments, TILTS};
 use std::cell::OnceCell;
 
@@ -233,7 +233,7 @@ impl GridPmf {
             half_offset: false,
             loss_allowance: 0.0,
             entry_errors: None,
-            compounded_rounding: power_rounding(self.compounded_rounding, k as f64),
+            rounding_runs: k as f64 * self.rounding_runs,
         };
         out.check_range().ok()?;
         Some(out)
