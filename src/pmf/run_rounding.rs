@@ -41,14 +41,17 @@
 //! differs from the exact δ by rounding alone; between two nodes it is a chord (linear in
 //! e^t) of its values there and S is the upper node's, so the nodes' bound holds at every t.
 //! Against mpmath at 50 digits (`tests/grid_node_rounding.rs`: sampled Gaussians σ 0.5 to 2,
-//! q 1e-5 to 1, and Laplace runs b 0.1 to 10, grid steps 1e-3 and 1e-4, ε from −15 to 48)
-//! the difference is within 2.3e-15 of S where S ≥ 1e-6, 8.7e-15 down to 1e-20, 3.2e-14 down
-//! to 1e-100 and 1.6e-13 down to 1e-290 (far in the tails, the rounding of the CDFs'
-//! argument is amplified). Each [`RunRounding`] tier is one such band's bound η (about twice
-//! the largest seen), with θ the next band's bound at this band's floor: every tier then
-//! holds at every S, and a δ read takes the tightest.
+//! q 1e-5 to 1, Laplace runs b 0.1 to 10 and randomized response ε₀ 0.1 to 5, grid steps
+//! 1e-3 and 1e-4, ε from −15 to 48) the difference is within 4.9e-15 of S where S ≥ 1e-6,
+//! 8.7e-15 down to 1e-20, 3.2e-14 down to 1e-100 and 1.6e-13 down to 1e-290 (far in the
+//! tails, the rounding of the CDFs' argument is amplified); on the side the bound covers,
+//! below the exact δ, within 1.0e-15, 6.2e-15, 3.2e-14 and 6.6e-14 (the 4.9e-15 is
+//! randomized response's atoms raised by four ulps, above it). Each [`RunRounding`] tier is
+//! one such band's bound η (about twice the largest seen either side where measured first,
+//! on the Gaussians and Laplace runs), with θ the next band's bound at this band's floor:
+//! every tier then holds at every S, and a δ read takes the tightest.
 //!
-//! Measured, not proven: the tiers and ρ are what two mechanism families show at the nodes
+//! Measured, not proven: the tiers and ρ are what three mechanism families show at the nodes
 //! sampled, with a margin, and are applied to every mechanism's runs, upper and lower; below
 //! S 1e-290 the last tier is assumed to go on holding.
 
