@@ -27,9 +27,10 @@
 //! `δ̃ ≤ δ + N·(η·S* + θ)`. A mixture's parts are within their own N, and the mixture within
 //! the largest. The charge is added to an upper δ and taken off a lower one
 //! ([`charge_for_survival`], [`rounding_charge`]). As the charge drops at each grid node
-//! (S does), a lower δ read at ε is the larger of the lower bounds at ε and at the next node
-//! up, valid as the true δ does not grow with ε: the reported lower δ then does not rise
-//! where the charge drops.
+//! (S does), and at each block where S* is bounded from δ, a lower δ read at ε is the largest
+//! of the lower bounds at ε, at the next node up and at the lowest node of every block above
+//! (those last only where the bounds from δ are in use), valid as the true δ does not grow
+//! with ε: the reported lower δ then does not rise where the charge drops.
 //!
 //! **Why relative to S and not to δ.** At ε just below the top of a loss range with an atom
 //! there (Laplace's ε₀ = 1/b), δ is a small difference of masses near 1/2, and its rounding
