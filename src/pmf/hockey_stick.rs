@@ -927,6 +927,20 @@ pub(super) mod tests {
         assert!(checked > 2000, "{checked}");
     }
 
+    /// `len` masses ∝ `exp(−x²/2)` at `x = (i − len/2)/(len/10)`, normalized: a Gaussian
+    /// shape five standard deviations wide each side.
+    fn gaussian_shaped(len: usize) -> Vec<f64> {
+        let half = len as f64 / 2.0;
+        let masses: Vec<f64> = (0..len)
+            .map(|i| {
+                let x = (i as f64 - half) / (len as f64 / 10.0);
+                (-x * x / 2.0).exp()
+            })
+            .collect();
+        let total: f64 = masses.iter().sum();
+        masses.iter().map(|p| p / total).collect()
+    }
+
     /// Where the runs are so many that the masses' own bound on S* explodes, the charge an
     /// upper δ carries, bounded from δ block by block, still covers the charge on the PMF's
     /// own mass above ε (the PMF is one of the mixes S* ranges over) and stays within 12
@@ -936,14 +950,7 @@ pub(super) mod tests {
     fn the_charge_bounded_from_delta_covers_the_mass_above_and_stays_near_it() {
         use crate::pmf::run_rounding::{charge_for_survival, survival_growth};
         let (len, step, offset) = (20_000, 1e-4, -10_000);
-        let probs: Vec<f64> = (0..len)
-            .map(|i| {
-                let x = (i as f64 - 10_000.0) / 2_000.0;
-                (-x * x / 2.0).exp()
-            })
-            .collect();
-        let total: f64 = probs.iter().sum();
-        let probs: Vec<f64> = probs.iter().map(|p| p / total).collect();
+        let probs = gaussian_shaped(len);
         let mut pmf = GridPmf::from_parts(step, offset, probs.clone(), 0.0, Bound::Upper);
         pmf.rounding_runs = 1e9;
         assert!(survival_growth(pmf.rounding_runs, step) > 100.0);
@@ -974,14 +981,7 @@ pub(super) mod tests {
     #[test]
     fn a_lower_delta_does_not_rise_with_epsilon_however_many_runs() {
         let (len, offset) = (20_000, -10_000);
-        let probs: Vec<f64> = (0..len)
-            .map(|i| {
-                let x = (i as f64 - 10_000.0) / 2_000.0;
-                (-x * x / 2.0).exp()
-            })
-            .collect();
-        let total: f64 = probs.iter().sum();
-        let probs: Vec<f64> = probs.iter().map(|p| p / total).collect();
+        let probs = gaussian_shaped(len);
         for runs in [1.0, 1e9, 1e11, 1e12] {
             for step in [1e-4, 1e-3] {
                 let mut pmf = GridPmf::from_parts(step, offset, probs.clone(), 0.0, Bound::Lower);
