@@ -543,9 +543,10 @@ impl<M: MonotonePrivacyLoss> BlockMerge<'_, M> {
             }
             Halving::At(middle) => vec![(lo, middle, hi)],
         };
-        // The edge of every node split at, by offset from `lo` (read in order at the end).
-        let root = lo.0;
-        let mut split_at: Vec<Option<M::Edge>> = vec![None; hi.0 - root];
+        // The nodes split at with their edges, sorted at the end (a list, not a slot per node
+        // of the block: a block is up to a piece wide, and writing every slot of such a table
+        // faulted its pages in for a few splits).
+        let mut split_at: Vec<(usize, M::Edge)> = Vec::new();
         let (mut level, mut points, mut tabulated) = (Vec::new(), Vec::new(), Vec::new());
         while !halved.is_empty() {
             // The middles of this level, their edges in one batch.
@@ -554,7 +555,7 @@ impl<M: MonotonePrivacyLoss> BlockMerge<'_, M> {
             let edges = self.mechanism.edges(&points);
             level.clear();
             for (&(lo, middle, hi), edge) in halved.iter().zip(edges) {
-                split_at[middle - root] = Some(edge);
+                split_at.push((middle, edge));
                 let middle = (middle, edge);
                 level.push((lo, middle));
                 level.push((middle, hi));
@@ -569,20 +570,16 @@ impl<M: MonotonePrivacyLoss> BlockMerge<'_, M> {
                         self.merge_tabulated(lo, hi, &mut tabulated);
                         // Its ends but the last (`hi`, a node split at above).
                         tabulated.pop();
-                        for &(node, edge) in &tabulated {
-                            split_at[node - root] = Some(edge);
-                        }
+                        split_at.extend_from_slice(&tabulated);
                     }
                     Halving::At(middle) => halved.push((lo, middle, hi)),
                 }
             }
         }
-        ends.extend(
-            split_at
-                .into_iter()
-                .enumerate()
-                .filter_map(|(offset, edge)| edge.map(|edge| (root + offset, edge))),
-        );
+        // (Each node is split at once at most: the blocks at one level are disjoint.)
+        split_at.sort_unstable_by_key(|&(node, _)| node);
+        debug_assert!(split_at.windows(2).all(|pair| pair[0].0 < pair[1].0));
+        ends.extend_from_slice(&split_at);
         ends.push(hi);
     }
 
