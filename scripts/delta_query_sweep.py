@@ -5,8 +5,9 @@ Usage: python3 scripts/delta_query_sweep.py [PLD]   (default target/release/pld;
 
 For σ in {0.8, 1, 2, 5}, q in {1e-3, 0.01, 0.1} and 1000 or 5000 runs (24 cases), it asks
 `pld epsilon` for the upper end ε at δ = 1e-5, then `pld delta` at that ε (printed to six
-digits) with default settings, and prints the δ bracket, the grid step, whether the
-tolerance (1e-4 of δ) was met or why not, and the seconds the δ query took. The last line
+digits) with default settings, and prints the δ bracket, its width in target widths, the
+grid step, whether the tolerance (1e-4 of δ) was met or why not, and the seconds the δ query
+took. The last line
 counts the misses. Such compositions' lower ends converge about like the grid step, not its
 square, so these queries need steps of a few 1e-6 nats and meet the size limits of the
 grids (see the README's "How it works"). A measurement, not a test: exit code 0 whatever
@@ -44,9 +45,12 @@ def main():
                 total += 1
                 missed += not met
                 verdict = "met" if met else f"NOT met: {settings.get('stopped_by')}"
+                # The bracket's width in target widths (at most 1 when met).
+                widths = settings["bracket_width"] / settings["target_width"]
                 print(f"σ {sigma:<4} q {rate:<6} {runs:>5} runs  δ({epsilon:>8}) "
                       f"[{delta['lower']:.6e}, {delta['upper']:.6e}]  "
-                      f"step {settings['grid_step']:.3g}  {verdict}  {seconds:.2f} s",
+                      f"{widths:5.2f} target widths  step {settings['grid_step']:.3g}  "
+                      f"{verdict}  {seconds:.2f} s",
                       flush=True)
     print(f"missed: {missed} of {total}")
 
