@@ -102,34 +102,49 @@ fn transform_buffer(len: usize) -> Vec<f64> {
     }
 }
 
-/// Buffers of dropped PMFs, kept for the next [`output_buffer`] or [`transform_buffer`] (any thread takes any).
-/// Freed, a multi-megabyte buffer often goes back to the system, and the next one of its
-/// size is faulted in again page by page: in a DP-SGD query repeated in one process that
-/// varied its time by 15% from one build to the next, with the allocator's thresholds.
+/// Buffers of dropped PMFs and of finished transforms, kept for the next [`output_buffer`]
+/// or [`transform_buffer`] (any thread takes any). Freed, a buffer of a few hundred
+/// kilobytes or more often goes back to the system (or is trimmed off the allocator's heap),
+/// and the next one of its size is faulted in again page by page: in a DP-SGD query repeated
+/// in one process that varied its time by 15% from one build to the next, with the
+/// allocator's thresholds.
 static RECYCLED: Mutex<Vec<Vec<f64>>> = Mutex::new(Vec::new());
 /// At most this many buffers are kept …
-const KEPT_BUFFERS: usize = 2;
-/// … each with a capacity of at least this many bytes (smaller ones are cheap to allocate)
-/// and at most [`KEPT_WORKSPACE_BYTES`].
-const RECYCLED_MIN_BYTES: usize = 1 << 20;
+const KEPT_BUFFERS: usize = 4;
+/// … each with a capacity of at least this many bytes (smaller ones are cheap to allocate;
+/// σ 1, q 0.01, 10³ steps at grid step 1e-4 transforms in a buffer of 0.72 MB and reads its
+/// lower end from one of 0.36 MB) and at most [`KEPT_WORKSPACE_BYTES`] …
+const RECYCLED_MIN_BYTES: usize = 1 << 18;
+/// … and at most this many bytes in all (the largest buffers are kept).
+const RECYCLED_TOTAL_BYTES: usize = 2 * KEPT_WORKSPACE_BYTES;
 
-/// Keep `buffer`'s memory for a later [`output_buffer`] if it is large enough to be worth it
-/// and there is room (the largest buffers are kept).
+/// Keep `buffer`'s memory for a later [`output_buffer`] or [`transform_buffer`] if it is
+/// large enough to be worth it and there is room: the largest buffers are kept, at most
+/// [`KEPT_BUFFERS`] of them and [`RECYCLED_TOTAL_BYTES`] in all.
 pub(crate) fn recycle(buffer: Vec<f64>) {
-    let bytes = buffer.capacity() * std::mem::size_of::<f64>();
-    if !(RECYCLED_MIN_BYTES..=KEPT_WORKSPACE_BYTES).contains(&bytes) {
+    let bytes_of = |buffer: &Vec<f64>| buffer.capacity() * std::mem::size_of::<f64>();
+    if !(RECYCLED_MIN_BYTES..=KEPT_WORKSPACE_BYTES).contains(&bytes_of(&buffer)) {
         return;
     }
-    let mut kept = RECYCLED
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if kept.len() < KEPT_BUFFERS {
+    let released = {
+        let mut kept = RECYCLED
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         kept.push(buffer);
-    } else if let Some(smallest) = kept.iter_mut().min_by_key(|kept| kept.capacity()) {
-        if smallest.capacity() < buffer.capacity() {
-            *smallest = buffer;
-        }
-    }
+        kept.sort_unstable_by_key(|kept| std::cmp::Reverse(kept.capacity()));
+        let mut total = 0;
+        let keep = kept
+            .iter()
+            .take(KEPT_BUFFERS)
+            .take_while(|kept| {
+                total += bytes_of(kept);
+                total <= RECYCLED_TOTAL_BYTES
+            })
+            .count();
+        kept.split_off(keep)
+    };
+    // (Freed outside the lock.)
+    drop(released);
 }
 
 /// The smallest kept buffer that holds `len` entries without being more than four times
