@@ -122,8 +122,8 @@ const RECYCLED_TOTAL_BYTES: usize = 2 * KEPT_WORKSPACE_BYTES;
 /// large enough to be worth it and there is room: the largest buffers are kept, at most
 /// [`KEPT_BUFFERS`] of them and [`RECYCLED_TOTAL_BYTES`] in all.
 pub(crate) fn recycle(buffer: Vec<f64>) {
-    let bytes_of = |buffer: &Vec<f64>| buffer.capacity() * std::mem::size_of::<f64>();
-    if !(RECYCLED_MIN_BYTES..=KEPT_WORKSPACE_BYTES).contains(&bytes_of(&buffer)) {
+    let bytes = buffer.capacity() * std::mem::size_of::<f64>();
+    if !(RECYCLED_MIN_BYTES..=KEPT_WORKSPACE_BYTES).contains(&bytes) {
         return;
     }
     let released = {
@@ -131,20 +131,26 @@ pub(crate) fn recycle(buffer: Vec<f64>) {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         kept.push(buffer);
-        kept.sort_unstable_by_key(|kept| std::cmp::Reverse(kept.capacity()));
-        let mut total = 0;
-        let keep = kept
-            .iter()
-            .take(KEPT_BUFFERS)
-            .take_while(|kept| {
-                total += bytes_of(kept);
-                total <= RECYCLED_TOTAL_BYTES
-            })
-            .count();
-        kept.split_off(keep)
+        keep_largest(&mut kept, KEPT_BUFFERS, RECYCLED_TOTAL_BYTES)
     };
     // (Freed outside the lock.)
     drop(released);
+}
+
+/// Sort `kept` by capacity, largest first, and split off (returned) all but the longest
+/// prefix of at most `count` buffers holding at most `total_bytes` in all.
+fn keep_largest(kept: &mut Vec<Vec<f64>>, count: usize, total_bytes: usize) -> Vec<Vec<f64>> {
+    kept.sort_unstable_by_key(|kept| std::cmp::Reverse(kept.capacity()));
+    let mut total = 0;
+    let keep = kept
+        .iter()
+        .take(count)
+        .take_while(|kept| {
+            total += kept.capacity() * std::mem::size_of::<f64>();
+            total <= total_bytes
+        })
+        .count();
+    kept.split_off(keep)
 }
 
 /// The smallest kept buffer that holds `len` entries without being more than four times
@@ -1527,6 +1533,32 @@ mod tests {
             assert_eq!(bits(&a), bits(&b));
         }
         assert!(wide.lowest.iter().all(|&l| l < 0.0) && dst_wide.iter().all(|&d| d >= 0.0));
+    }
+
+    /// The recycler keeps the largest buffers, at most as many and as many bytes in all as
+    /// it is allowed, and hands the others back to be freed.
+    #[test]
+    fn the_largest_buffers_are_kept_within_the_count_and_the_bytes() {
+        let capacities =
+            |buffers: &[Vec<f64>]| -> Vec<usize> { buffers.iter().map(|b| b.capacity()).collect() };
+        let buffers = |sizes: &[usize]| -> Vec<Vec<f64>> {
+            sizes.iter().map(|&n| Vec::with_capacity(n)).collect()
+        };
+        // The count binds: the four largest stay, largest first.
+        let mut kept = buffers(&[300, 100, 500, 200, 400]);
+        let released = keep_largest(&mut kept, 4, usize::MAX);
+        assert_eq!(capacities(&kept), [500, 400, 300, 200]);
+        assert_eq!(capacities(&released), [100]);
+        // The bytes bind: 500 + 400 doubles fit in 7200 bytes, a third buffer would not.
+        let mut kept = buffers(&[300, 100, 500, 200, 400]);
+        let released = keep_largest(&mut kept, 4, 7200);
+        assert_eq!(capacities(&kept), [500, 400]);
+        assert_eq!(capacities(&released), [300, 200, 100]);
+        // A buffer larger than the bytes allowed is not kept, nor any after it.
+        let mut kept = buffers(&[2000, 10]);
+        let released = keep_largest(&mut kept, 4, 8000);
+        assert!(kept.is_empty());
+        assert_eq!(capacities(&released), [2000, 10]);
     }
 
     /// A kept buffer is taken only for a length it holds without being more than four times
