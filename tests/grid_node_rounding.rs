@@ -27,7 +27,7 @@
 mod support;
 
 use pld_accountant::mechanism::discrete::randomized_response;
-use pld_accountant::mechanism::{Gaussian, Laplace, PoissonSubsampled};
+use pld_accountant::mechanism::{Gaussian, Laplace, MonotonePrivacyLoss, PoissonSubsampled};
 use pld_accountant::pmf::hockey_stick::FLOATING_POINT_ALLOWANCE;
 use pld_accountant::pmf::run_rounding::{
     rounding_charge, survival_rounding, RUN_ROUNDING_FLOORS, RUN_ROUNDING_TIERS,
@@ -38,6 +38,120 @@ use support::{fixture, number};
 
 /// Truncation mass of the discretizations: far below every fixture δ.
 const TAIL_MASS: f64 = 1e-320;
+
+/// One mechanism family's fixture: its path under fixtures/, the parameters that make one
+/// run (in the order the builders read them), and that run's upper and lower PMFs as the
+/// accountant builds them.
+struct Family {
+    path: &'static str,
+    parameters: &'static [&'static str],
+    upper: fn(&[f64]) -> GridPmf,
+    lower: fn(&[f64]) -> GridPmf,
+}
+
+/// Sampled Gaussians [σ, q, step]: binned from CDFs (upper), lumped atoms (lower).
+const SAMPLED_GAUSSIAN: Family = Family {
+    path: "subsampled_gaussian/grid_nodes.json",
+    parameters: &["sigma", "sampling_rate", "step"],
+    upper: |k| {
+        LossBins::from_mechanism(&sampled_gaussian(k), k[2], TAIL_MASS)
+            .expect("discretization")
+            .connect_the_dots()
+    },
+    lower: |k| lower_of(&sampled_gaussian(k), Symmetry::Asymmetric, k[2]),
+};
+
+/// Laplace runs [b, step]: binned from CDFs (upper), atoms kept whole with the continuous
+/// part merged around them (lower).
+const LAPLACE: Family = Family {
+    path: "laplace/grid_nodes.json",
+    parameters: &["scale", "step"],
+    upper: |k| {
+        LossBins::from_mechanism(&Laplace::new(k[0], 1.0).expect("b"), k[1], TAIL_MASS)
+            .expect("discretization")
+            .connect_the_dots()
+    },
+    lower: |k| {
+        lower_of(
+            &Laplace::new(k[0], 1.0).expect("b"),
+            Symmetry::Symmetric,
+            k[1],
+        )
+    },
+};
+
+/// Randomized response [ε₀, categories, step]: atoms split onto the grid (upper), merged
+/// atoms (lower).
+const RANDOMIZED_RESPONSE: Family = Family {
+    path: "randomized_response/grid_nodes.json",
+    parameters: &["epsilon0", "categories", "step"],
+    upper: |k| {
+        randomized_response(k[0], k[1] as u64)
+            .upper_pmf(k[2])
+            .expect("discretization")
+    },
+    lower: |k| {
+        randomized_response(k[0], k[1] as u64)
+            .lower_pmf(k[2])
+            .expect("discretization")
+    },
+};
+
+fn sampled_gaussian(k: &[f64]) -> PoissonSubsampled<Gaussian> {
+    PoissonSubsampled::new(Gaussian::new(k[0], 1.0).expect("σ"), k[1]).expect("q")
+}
+
+/// REMOVE's lower PMF of one run of `mechanism` on the grid `step`, unmerged tails.
+fn lower_of<M: MonotonePrivacyLoss>(mechanism: &M, symmetry: Symmetry, step: f64) -> GridPmf {
+    PrivacyLossDistribution::with_merged_tails(
+        mechanism,
+        symmetry,
+        step,
+        TAIL_MASS,
+        Bound::Lower,
+        0.0,
+    )
+    .expect("discretization")
+    .remove()
+    .clone()
+}
+
+/// The family's fixture cases, at least `least` of them.
+fn cases_of(family: &Family, least: usize) -> Vec<Value> {
+    let file = fixture(family.path);
+    let cases = file["cases"].as_array().expect("a list of cases").clone();
+    assert!(
+        cases.len() >= least,
+        "{}: {} cases",
+        family.path,
+        cases.len()
+    );
+    cases
+}
+
+/// `check(parameters, pmf, case)` for every case, `pmf` built by `build` from the case's
+/// parameters once per run of cases sharing them (the fixtures come grouped by them).
+fn for_each_case(
+    cases: &[Value],
+    family: &Family,
+    build: fn(&[f64]) -> GridPmf,
+    mut check: impl FnMut(&[f64], &GridPmf, &Value),
+) {
+    let mut current: Option<(Vec<f64>, GridPmf)> = None;
+    for case in cases {
+        let parameters: Vec<f64> = family
+            .parameters
+            .iter()
+            .map(|name| number(case, name))
+            .collect();
+        if current.as_ref().is_none_or(|(k, _)| *k != parameters) {
+            let pmf = build(&parameters);
+            current = Some((parameters, pmf));
+        }
+        let (parameters, pmf) = current.as_ref().expect("set above");
+        check(parameters, pmf, case);
+    }
+}
 
 /// The mass of `pmf` at losses above `epsilon` (with the mass at +∞; at or above it when
 /// `inclusive`), summed from the top.
@@ -61,28 +175,18 @@ fn reported_raw_and_mass(pmf: &GridPmf, epsilon: f64) -> (f64, f64, f64) {
     (reported, raw, mass)
 }
 
-/// The failures among `cases` (grouped by the parameters `key` reads, which `pmf` turns into
-/// one run's PMF), and the largest error of the raw δ seen in each band of the mass above ε
-/// (either side), relative to that mass.
+/// The failures among `cases` of `family` (its upper PMFs), and the largest error of the raw
+/// δ seen in each band of the mass above ε (either side), relative to that mass.
 fn check_cases(
     cases: &[Value],
-    key: impl Fn(&Value) -> Vec<f64>,
-    pmf: impl Fn(&[f64]) -> GridPmf,
+    family: &Family,
 ) -> (Vec<String>, [f64; RUN_ROUNDING_FLOORS.len()], f64) {
     let mut failures = Vec::new();
     let mut largest = [0.0_f64; RUN_ROUNDING_FLOORS.len()];
     // The largest error of the mass from a node, in units of ρ.
     let mut largest_mass_error = 0.0_f64;
-    // One discretization per key: the cases come grouped by them.
-    let mut current: Option<(Vec<f64>, GridPmf)> = None;
-    for case in cases {
-        let parameters = key(case);
-        if current.as_ref().is_none_or(|(k, _)| *k != parameters) {
-            let run = pmf(&parameters);
-            assert_eq!(run.excess_mass(), 0.0);
-            current = Some((parameters.clone(), run));
-        }
-        let (_, pmf) = current.as_ref().expect("set above");
+    for_each_case(cases, family, family.upper, |parameters, pmf, case| {
+        assert_eq!(pmf.excess_mass(), 0.0);
         let (node, epsilon) = (
             case["node"].as_i64().expect("node"),
             number(case, "epsilon"),
@@ -126,33 +230,15 @@ fn check_cases(
                 "{what}: mass from the node {computed:e} against {exact_mass:e}"
             ));
         }
-    }
+    });
     (failures, largest, largest_mass_error)
 }
 
 /// Sampled Gaussians [σ, q, step]: every band of the mass above ε is reached.
 #[test]
 fn one_runs_connect_the_dots_is_exact_at_the_nodes_up_to_rounding() {
-    let file = fixture("subsampled_gaussian/grid_nodes.json");
-    let cases = file["cases"].as_array().expect("a list of cases");
-    assert!(cases.len() >= 230, "{} cases", cases.len());
-    let (failures, largest, mass_error) = check_cases(
-        cases,
-        |case| {
-            vec![
-                number(case, "sigma"),
-                number(case, "sampling_rate"),
-                number(case, "step"),
-            ]
-        },
-        |k| {
-            let mechanism =
-                PoissonSubsampled::new(Gaussian::new(k[0], 1.0).expect("σ"), k[1]).expect("q");
-            LossBins::from_mechanism(&mechanism, k[2], TAIL_MASS)
-                .expect("discretization")
-                .connect_the_dots()
-        },
-    );
+    let cases = cases_of(&SAMPLED_GAUSSIAN, 230);
+    let (failures, largest, mass_error) = check_cases(&cases, &SAMPLED_GAUSSIAN);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // Every band was reached (the checks above are not vacuous), and the masses' errors come
     // within a factor 10 of ρ·S somewhere.
@@ -165,19 +251,8 @@ fn one_runs_connect_the_dots_is_exact_at_the_nodes_up_to_rounding() {
 /// where δ → 0).
 #[test]
 fn a_laplace_runs_connect_the_dots_is_exact_at_the_nodes_up_to_rounding() {
-    let file = fixture("laplace/grid_nodes.json");
-    let cases = file["cases"].as_array().expect("a list of cases");
-    assert!(cases.len() >= 40, "{} cases", cases.len());
-    let (failures, largest, mass_error) = check_cases(
-        cases,
-        |case| vec![number(case, "scale"), number(case, "step")],
-        |k| {
-            let mechanism = Laplace::new(k[0], 1.0).expect("b");
-            LossBins::from_mechanism(&mechanism, k[1], TAIL_MASS)
-                .expect("discretization")
-                .connect_the_dots()
-        },
-    );
+    let cases = cases_of(&LAPLACE, 40);
+    let (failures, largest, mass_error) = check_cases(&cases, &LAPLACE);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(
         largest[0] > 0.0 && mass_error > 0.0,
@@ -191,24 +266,8 @@ fn a_laplace_runs_connect_the_dots_is_exact_at_the_nodes_up_to_rounding() {
 /// top atom, where δ → 0). The same per-run bounds hold.
 #[test]
 fn a_randomized_response_runs_connect_the_dots_is_exact_at_the_nodes_up_to_rounding() {
-    let file = fixture("randomized_response/grid_nodes.json");
-    let cases = file["cases"].as_array().expect("a list of cases");
-    assert!(cases.len() >= 90, "{} cases", cases.len());
-    let (failures, largest, mass_error) = check_cases(
-        cases,
-        |case| {
-            vec![
-                number(case, "epsilon0"),
-                number(case, "categories"),
-                number(case, "step"),
-            ]
-        },
-        |k| {
-            randomized_response(k[0], k[1] as u64)
-                .upper_pmf(k[2])
-                .expect("discretization")
-        },
-    );
+    let cases = cases_of(&RANDOMIZED_RESPONSE, 90);
+    let (failures, largest, mass_error) = check_cases(&cases, &RANDOMIZED_RESPONSE);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(
         largest[0] > 0.0 && mass_error > 0.0,
@@ -229,75 +288,26 @@ fn a_randomized_response_runs_connect_the_dots_is_exact_at_the_nodes_up_to_round
 /// above 0.999 of the exact δ in each family.
 #[test]
 fn one_runs_lower_pmf_stays_below_the_exact_delta_at_the_nodes() {
-    // (fixture, the parameters a case's PMF is built from, that PMF)
-    type Build = fn(&[f64]) -> GridPmf;
-    let families: [(&str, &[&str], Build); 3] = [
-        (
-            "subsampled_gaussian/grid_nodes.json",
-            &["sigma", "sampling_rate", "step"],
-            |k| {
-                let mechanism =
-                    PoissonSubsampled::new(Gaussian::new(k[0], 1.0).expect("σ"), k[1]).expect("q");
-                PrivacyLossDistribution::with_merged_tails(
-                    &mechanism,
-                    Symmetry::Asymmetric,
-                    k[2],
-                    TAIL_MASS,
-                    Bound::Lower,
-                    0.0,
-                )
-                .expect("discretization")
-                .remove()
-                .clone()
-            },
-        ),
-        ("laplace/grid_nodes.json", &["scale", "step"], |k| {
-            let mechanism = Laplace::new(k[0], 1.0).expect("b");
-            PrivacyLossDistribution::with_merged_tails(
-                &mechanism,
-                Symmetry::Symmetric,
-                k[1],
-                TAIL_MASS,
-                Bound::Lower,
-                0.0,
-            )
-            .expect("discretization")
-            .remove()
-            .clone()
-        }),
-        (
-            "randomized_response/grid_nodes.json",
-            &["epsilon0", "categories", "step"],
-            |k| {
-                randomized_response(k[0], k[1] as u64)
-                    .lower_pmf(k[2])
-                    .expect("discretization")
-            },
-        ),
-    ];
-    for (path, names, build) in families {
-        let file = fixture(path);
-        let cases = file["cases"].as_array().expect("a list of cases");
+    for family in [SAMPLED_GAUSSIAN, LAPLACE, RANDOMIZED_RESPONSE] {
+        let path = family.path;
         let mut failures = Vec::new();
         let mut ratios = Vec::new();
-        let mut current: Option<(Vec<f64>, GridPmf)> = None;
-        for case in cases {
-            let parameters: Vec<f64> = names.iter().map(|name| number(case, name)).collect();
-            if current.as_ref().is_none_or(|(k, _)| *k != parameters) {
-                let pmf = build(&parameters);
+        for_each_case(
+            &cases_of(&family, 40),
+            &family,
+            family.lower,
+            |k, pmf, case| {
                 assert_eq!(pmf.bound(), Bound::Lower);
-                current = Some((parameters.clone(), pmf));
-            }
-            let (_, pmf) = current.as_ref().expect("set above");
-            let (epsilon, exact) = (number(case, "epsilon"), number(case, "delta"));
-            let reported = pmf.delta_for_epsilon(epsilon);
-            if reported > exact {
-                failures.push(format!(
-                    "{parameters:?} ε {epsilon}: lower {reported:e} above the exact {exact:e}"
-                ));
-            }
-            ratios.push(reported / exact);
-        }
+                let (epsilon, exact) = (number(case, "epsilon"), number(case, "delta"));
+                let reported = pmf.delta_for_epsilon(epsilon);
+                if reported > exact {
+                    failures.push(format!(
+                        "{k:?} ε {epsilon}: lower {reported:e} above the exact {exact:e}"
+                    ));
+                }
+                ratios.push(reported / exact);
+            },
+        );
         assert!(failures.is_empty(), "{path}:\n{}", failures.join("\n"));
         ratios.sort_by(f64::total_cmp);
         let (median, largest) = (ratios[ratios.len() / 2], ratios[ratios.len() - 1]);
