@@ -726,6 +726,7 @@ impl Accountant {
     pub fn new(spec: &CompositionSpec, options: AccountantOptions) -> Result<Self> {
         // Started here, the evaluation threads are settled by the time a query needs them.
         parallel::warm_up();
+        heap_priming::prime_heap();
         check_options(&options)?;
         Ok(Accountant {
             plan: Plan::from_spec(spec)?,
@@ -2957,6 +2958,7 @@ impl Accountant {
 mod allocation;
 mod cache;
 mod filters;
+mod heap_priming;
 mod infinite_loss;
 mod ledger;
 mod parallel;
@@ -2984,6 +2986,7 @@ use std::sync::Arc;
 /// them. Cheap after the first call; nothing to do on a machine with one thread.
 pub fn start_evaluation_threads() {
     parallel::warm_up();
+    heap_priming::prime_heap();
 }
 
 #[cfg(test)]
