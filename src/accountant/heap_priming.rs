@@ -17,15 +17,19 @@
 //! default allocator): 280–320 page faults per query without, about none with; median query
 //! 2.9–3.5 ms without, 2.2–2.3 ms with, on the 2-vCPU test machine.
 //!
-//! Nothing happens elsewhere than on glibc, nor where the program fixed glibc's thresholds
-//! itself (`mallopt`, as the `pld` binary does, or `GLIBC_TUNABLES`): glibc then no longer
-//! moves them, and the block is served and freed like any other.
+//! The block goes through the program's global allocator, which is glibc's `malloc` unless
+//! the program chose another: one of its own (as the `pld` binary, whose allocator keeps
+//! large blocks itself, `src/bin/pld/allocator.rs`) simply serves and frees one more block.
+//! Nothing happens off glibc, nor where the program fixed glibc's thresholds itself
+//! (`mallopt`, `GLIBC_TUNABLES`): glibc then no longer moves them. (Freed through the
+//! system allocator instead, bypassing `pld`'s, the block cost `pld` 2.5% of a whole σ 1,
+//! q 0.01, 10³ step query, `scripts/ab_timing.py 61`; through its own, 1%, within noise.)
 
 /// Bytes of the block freed: glibc's thresholds become this (largest block served from a
 /// heap) and twice this (free memory kept at the top of a heap).
 const PRIMING_BYTES: usize = 4 << 20;
 
-/// Allocate and free one block of [`PRIMING_BYTES`] from the system allocator, once per
+/// Allocate and free one block of [`PRIMING_BYTES`] through the global allocator, once per
 /// process (later calls do nothing).
 pub(super) fn prime_heap() {
     static PRIMED: std::sync::Once = std::sync::Once::new();
@@ -37,17 +41,16 @@ pub(super) fn prime_heap() {
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn free_one_block() {
-    use std::alloc::{GlobalAlloc, Layout, System};
-    let Ok(layout) = Layout::from_size_align(PRIMING_BYTES, 16) else {
+    let Ok(layout) = std::alloc::Layout::from_size_align(PRIMING_BYTES, 16) else {
         return;
     };
     // SAFETY: the layout's size is not zero; the block, if any, is freed with the same
     // layout and never read or written. (`black_box` keeps the compiler from eliding the
     // allocation, which is all this is for.)
     unsafe {
-        let block = std::hint::black_box(System.alloc(layout));
+        let block = std::hint::black_box(std::alloc::alloc(layout));
         if !block.is_null() {
-            System.dealloc(block, layout);
+            std::alloc::dealloc(block, layout);
         }
     }
 }
