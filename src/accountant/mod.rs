@@ -2983,7 +2983,10 @@ use std::sync::Arc;
 /// Start the pool of evaluation threads now, ahead of the first [`Accountant`] (which
 /// otherwise starts it): a program that knows it will account soon (the `pld` binary, before
 /// it parses its arguments) gives the threads time to settle before the first query needs
-/// them. Cheap after the first call; nothing to do on a machine with one thread.
+/// them. Cheap after the first call; nothing to do on a machine with one thread. Like the first
+/// [`Accountant::new`], it also allocates and frees one 4 MiB block, once per process, so
+/// that glibc's allocator keeps the memory a query frees for the next one instead of
+/// faulting it in again (see the source file `src/accountant/heap_priming.rs`).
 pub fn start_evaluation_threads() {
     parallel::warm_up();
     heap_priming::prime_heap();
