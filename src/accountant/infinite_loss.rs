@@ -22,11 +22,11 @@ use crate::spec::{CompositionSpec, MechanismKind, SamplingKind};
 
 /// Lower bounds on the composition's P-mass at loss +∞, by neighbouring direction.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct InfiniteLossFloor {
+pub(crate) struct InfiniteLossFloor {
     /// REMOVE: P the outputs with the record.
-    pub(super) remove: f64,
+    pub(crate) remove: f64,
     /// ADD: the pair swapped.
-    pub(super) add: f64,
+    pub(crate) add: f64,
 }
 
 /// Relative margin taken off each mass and off the composed floor, covering their rounding
@@ -34,7 +34,7 @@ pub(super) struct InfiniteLossFloor {
 const ROUNDING_MARGIN: f64 = 1e-12;
 
 /// The floor of `spec`'s composition (see the module docs).
-pub(super) fn infinite_loss_floor(spec: &CompositionSpec) -> InfiniteLossFloor {
+pub(crate) fn infinite_loss_floor(spec: &CompositionSpec) -> InfiniteLossFloor {
     // Σ count·ln(1 − m) for each direction, each term rounded towards 0 (a smaller floor).
     let (mut remove, mut add) = (0.0, 0.0);
     for event in &spec.events {

@@ -2966,7 +2966,7 @@ mod allocation;
 mod cache;
 mod filters;
 mod heap_priming;
-mod infinite_loss;
+pub(crate) mod infinite_loss;
 mod ledger;
 mod parallel;
 mod plan;

@@ -3,6 +3,7 @@
 //! carry (`caveats`).
 
 use super::CompositionSpec;
+use crate::accountant::infinite_loss::infinite_loss_floor;
 use crate::mechanism::truncated_poisson::truncation_probability;
 use crate::numeric::integer_search::first_holding;
 
@@ -19,7 +20,7 @@ impl CompositionSpec {
     ///   for every mechanism with the guarantee, the lower bound for one of them or for none
     ///   (one note per kind present).
     ///
-    /// [`CompositionSpec::caveats_at_delta`] adds the truncation notes that matter at one δ.
+    /// [`CompositionSpec::caveats_at_delta`] adds the notes that matter at one δ.
     pub fn caveats(&self) -> Vec<String> {
         self.caveats_at_delta(None)
     }
@@ -29,7 +30,8 @@ impl CompositionSpec {
     /// fewer than [`NEGLIGIBLE_CUT_STEPS`], are at least δ/[`CUTS_AGAINST_DELTA`]. At small δ
     /// rare cuts decide the upper bound (σ 0.616, q 0.01, B 700, n 60,000, two steps with
     /// 6.8e-5 cut steps expected: ε(1e-8) in [3.98, 5.99]). `None`: the note's threshold
-    /// alone.
+    /// alone. With a δ, also a note when the mass at infinite loss leaves less than
+    /// 1e-15 of δ to the rest of the composition.
     pub fn caveats_at_delta(&self, delta: Option<f64>) -> Vec<String> {
         let mut caveats = Vec::new();
         if self
@@ -64,6 +66,9 @@ impl CompositionSpec {
                 truncation_caveat(rate, max_batch_size, dataset_size, count, delta)
             },
         ));
+        if let Some(note) = delta.and_then(|delta| infinite_loss_caveat(self, delta)) {
+            caveats.push(note);
+        }
         caveats.extend(
             GUARANTEE_CAVEATS
                 .iter()
@@ -115,6 +120,33 @@ const GUARANTEE_CAVEATS: [(&[&str], &str); 4] = [
          bracket can stay wide whatever the grid: publish the upper end.",
     ),
 ];
+
+/// The part of δ left to the finite losses below which a composition with mass at infinite
+/// loss gets a note: the smallest δ the accountant is built to meet its tolerance at. Ten
+/// `eps_delta` events with δ₀ = 1e-9 beside sampled Laplace, discrete Laplace and Gaussian
+/// noise put 1e-8 − 4.5e-17 at +∞: ε(1e-8 + 1e-15) meets the tolerance in 0.3 s, ε(1e-8)
+/// itself, 4.5e-17 left, stopped in 7 s at [20.26, 20.51] (1.2% wide).
+pub const SMALLEST_REST_OF_DELTA: f64 = 1e-15;
+
+/// Why the bracket at `delta` may stay wide when the composition's P-mass at infinite loss
+/// (`eps_delta` events' δ₀, one-sided `pmf_pair` outcomes: no finite ε covers it) leaves
+/// less than [`SMALLEST_REST_OF_DELTA`] of δ to everything else, which must then be read at
+/// that tiny δ. `None` when the mass exceeds δ (the answer is ∞, no note needed) or leaves
+/// more.
+fn infinite_loss_caveat(spec: &CompositionSpec, delta: f64) -> Option<String> {
+    let floor = infinite_loss_floor(spec);
+    let mass = floor.remove.max(floor.add);
+    let rest = delta - mass;
+    (mass > 0.0 && rest > 0.0 && rest < SMALLEST_REST_OF_DELTA).then(|| {
+        format!(
+            "the composition puts P-mass {mass:.10e} at infinite privacy loss (its eps_delta \
+             events' δ, or pmf_pair outcomes one side never produces), which no ε covers: of \
+             δ = {delta:e} only about {rest:.1e} is left for everything else, below the 1e-15 \
+             the accountant is built to meet its tolerance at. The bracket can stay wide; a \
+             slightly larger δ leaves more."
+        )
+    })
+}
 
 /// Why random allocation with several participations per epoch has a bracket a few
 /// percent wide.
@@ -316,5 +348,30 @@ mod tests {
             .build()?;
         assert_eq!(zcdp_alone.caveats(), [GUARANTEE_CAVEATS[0].1]);
         Ok(())
+    }
+
+    /// The infinite-loss note: ten eps_delta events with δ₀ = 1e-9 put 1 − (1 − 1e-9)¹⁰ =
+    /// 1e-8 − 4.5e-17 at +∞. At δ 1e-8 only 4.5e-17 is left (note); at 1e-8 + 1e-14 more than
+    /// 1e-15 (none); below the mass the answer is ∞ (none); without a δ, none.
+    #[test]
+    fn infinite_loss_note_when_almost_nothing_is_left() {
+        let spec = CompositionSpec::from_json_str(
+            r#"{"events":[{"mechanism":"eps_delta","epsilon":0.62,"delta":1e-9,"count":10},
+            {"mechanism":"gaussian","sigma":8.0,"count":61}]}"#,
+        )
+        .unwrap();
+        let has_note = |delta: Option<f64>| {
+            spec.caveats_at_delta(delta)
+                .iter()
+                .any(|note| note.contains("at infinite privacy loss"))
+        };
+        let notes = spec.caveats_at_delta(Some(1e-8));
+        assert!(
+            notes.iter().any(|n| n.contains("only about 4.5e-17")),
+            "{notes:?}"
+        );
+        assert!(!has_note(Some(1e-8 + 1e-14)));
+        assert!(!has_note(Some(0.99e-8)));
+        assert!(!has_note(None));
     }
 }
