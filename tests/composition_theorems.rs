@@ -530,3 +530,62 @@ fn zcdp_is_above_the_exact_gaussian() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Basic composition's δ(ε): Σδᵢ from ε = Σεᵢ on, 1 below it; 0 for no runs.
+#[test]
+fn basic_composition_delta() {
+    let events = [
+        (
+            ApproxDp {
+                epsilon: 0.25,
+                delta: 1e-9,
+            },
+            3,
+        ),
+        (
+            ApproxDp {
+                epsilon: 0.5,
+                delta: 0.0,
+            },
+            2,
+        ),
+    ];
+    // Σε = 1.75 exactly in binary; Σδ = 3e-9, rounded up.
+    let at = |epsilon| CompositionTheorem::basic_delta(&events, epsilon);
+    assert_eq!(at(1.7499), 1.0);
+    assert!(at(1.75) >= 3e-9 && at(1.75) <= 3e-9 * (1.0 + 1e-15));
+    assert_eq!(at(100.0), at(1.75));
+    assert_eq!(
+        CompositionTheorem::basic_delta(&[(events[0].0, 0)], 0.0),
+        0.0
+    );
+}
+
+/// The accountant's answer is at most every composition theorem's where every event has an
+/// (ε, δ) guarantee: at δ 1e-10, four binary pairs (ε = ln(p/q) each) and one ε-DP pair
+/// reach nearly their largest loss Σεᵢ, and the grid's upper end, rounded up by up to a
+/// step, lay above it (0.150968 against 0.150903) until basic composition capped it; for
+/// ε ≥ Σεᵢ the δ is exactly 0.
+#[test]
+fn the_accountant_is_at_most_basic_composition_near_the_largest_loss() {
+    use pld_accountant::{Accountant, AccountantOptions, CompositionSpec};
+    let (p, q) = (0.5093597358948648f64, 0.49064026410513517f64);
+    let spec = CompositionSpec::from_json_str(&format!(
+        r#"{{"events": [
+            {{"mechanism": "pmf_pair", "p": [{p}, {q}], "q": [{q}, {p}], "count": 4}},
+            {{"mechanism": "eps_delta", "epsilon": 0.00113, "delta": 0}}]}}"#
+    ))
+    .unwrap();
+    let sum = 4.0 * (p / q).ln() + 0.00113;
+    let accountant = Accountant::new(&spec, AccountantOptions::default()).unwrap();
+    let answer = accountant.epsilon_for_delta(1e-10).unwrap();
+    assert!(
+        answer.epsilon.upper <= sum * (1.0 + 1e-12),
+        "upper {} above Σε {sum}",
+        answer.epsilon.upper
+    );
+    assert!(answer.epsilon.lower <= answer.epsilon.upper && answer.epsilon.lower > 0.99 * sum);
+    assert!(answer.settings.tolerance_met);
+    let answer = accountant.delta_for_epsilon(sum * (1.0 + 1e-9)).unwrap();
+    assert_eq!(answer.delta.upper, 0.0);
+}

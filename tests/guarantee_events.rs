@@ -341,6 +341,56 @@ fn the_mixed_release_preset_is_at_most_every_analytic_row() {
     }
 }
 
+/// A mix whose every event has a zCDP guarantee: the answer's upper end is at most the zCDP
+/// conversion of ρ added by hand (Gaussians 1/(2σ²), exponential selections ε²/8, ε-DP pairs
+/// ε²/2, their δ₀ set aside), in both queries. Beside other events the PLD holds each
+/// exponential selection by the ε-DP pair, four times its ε²/8: on this mix its own upper end
+/// was 58.07 at δ 1e-8, the conversion 55.01, which the answer now is.
+#[test]
+fn a_mix_of_events_with_zcdp_guarantees_is_at_most_their_zcdp_conversion() {
+    let spec = spec(
+        r#"{"events": [
+            {"mechanism": "gaussian", "sigma": 0.915, "count": 23},
+            {"mechanism": "exponential", "epsilon": 0.642, "count": 82},
+            {"mechanism": "eps_delta", "epsilon": 0.124, "delta": 1e-12, "count": 15},
+            {"mechanism": "laplace", "scale": 43.0, "count": 45},
+            {"mechanism": "gaussian", "sigma": 2.67, "count": 13}]}"#,
+    );
+    let rho = 23.0 / (2.0 * 0.915f64.powi(2))
+        + 82.0 * 0.642f64.powi(2) / 8.0
+        + 15.0 * 0.124f64.powi(2) / 2.0
+        + 45.0 * (1.0f64 / 43.0).powi(2) / 2.0
+        + 13.0 / (2.0 * 2.67f64.powi(2));
+    let spent = 15.0 * 1e-12;
+    let accountant = Accountant::new(&spec, AccountantOptions::default()).unwrap();
+    for delta in [1e-3, 1e-8] {
+        let conversion = pld_accountant::analytic::zcdp::epsilon_for_delta(rho, delta - spent);
+        let answer = accountant.epsilon_for_delta(delta).unwrap();
+        assert!(
+            answer.epsilon.upper <= conversion.epsilon * (1.0 + 1e-12),
+            "δ {delta:e}: upper {} above the zCDP conversion {}",
+            answer.epsilon.upper,
+            conversion.epsilon
+        );
+        assert!(answer.epsilon.lower <= answer.epsilon.upper);
+    }
+    let answer = accountant.epsilon_for_delta(1e-8).unwrap();
+    assert_eq!(
+        answer.settings.upper_method.as_deref(),
+        Some("zcdp_conversion")
+    );
+    for epsilon in [20.0, 55.0] {
+        let conversion = pld_accountant::analytic::zcdp::delta_for_epsilon(rho, epsilon) + spent;
+        let answer = accountant.delta_for_epsilon(epsilon).unwrap();
+        assert!(
+            answer.delta.upper <= conversion * (1.0 + 1e-12),
+            "ε {epsilon}: upper {} above the zCDP conversion {conversion}",
+            answer.delta.upper
+        );
+        assert!(answer.delta.lower <= answer.delta.upper);
+    }
+}
+
 /// δ(ε′) of one Student's t mechanism at its worst shift with constant smooth sensitivity
 /// (t = 0): `∫ (h(u) − e^{ε′}·h(u + s))₊ du`, h the t density, by the trapezoid rule on
 /// [−2000, 2000] with step 2·10⁻³ (beyond, the integrand is of order s/u³).

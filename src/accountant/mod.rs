@@ -919,8 +919,8 @@ impl Accountant {
                 "analytic_gaussian",
             );
         }
-        if let Some(rho) = self.plan.upper_zcdp_rho() {
-            let closed_form = crate::analytic::zcdp::epsilon_for_delta(rho, delta).epsilon;
+        if let Some(zcdp) = self.plan.upper_zcdp() {
+            let closed_form = zcdp.epsilon(delta);
             take_closed_form_upper(
                 &mut epsilon,
                 &mut settings,
@@ -951,6 +951,17 @@ impl Accountant {
                 target,
                 "optimal_composition",
             );
+        }
+        if let Some(events) = self.plan.approximate_dp_events() {
+            for theorem in crate::analytic::composition_theorems::CompositionTheorem::ALL {
+                take_closed_form_upper(
+                    &mut epsilon,
+                    &mut settings,
+                    theorem.epsilon(&events, delta),
+                    target,
+                    theorem.name(),
+                );
+            }
         }
         if let Some(composition) = self.plan.bounded_range_composition() {
             take_closed_form_bracket(
@@ -1190,8 +1201,8 @@ impl Accountant {
                     "analytic_gaussian",
                 );
             }
-            if let Some(rho) = self.plan.upper_zcdp_rho() {
-                let closed_form = crate::analytic::zcdp::delta_for_epsilon(rho, epsilon);
+            if let Some(zcdp) = self.plan.upper_zcdp() {
+                let closed_form = zcdp.delta(epsilon);
                 take_closed_form_upper(
                     &mut delta,
                     &mut settings,
@@ -1223,6 +1234,17 @@ impl Accountant {
                     ),
                     target,
                     "optimal_composition",
+                );
+            }
+            if let Some(events) = self.plan.approximate_dp_events() {
+                take_closed_form_upper(
+                    &mut delta,
+                    &mut settings,
+                    crate::analytic::composition_theorems::CompositionTheorem::basic_delta(
+                        &events, epsilon,
+                    ),
+                    target,
+                    crate::analytic::composition_theorems::CompositionTheorem::Basic.name(),
                 );
             }
             if let Some(composition) = self.plan.bounded_range_composition() {

@@ -179,13 +179,21 @@ pub struct Settings {
     /// composition's upper bound is one Gaussian in closed form while its lower bound needs
     /// the grid (shuffled batches: each epoch's upper bound is an unamplified Gaussian step;
     /// sampled Gaussian steps past the grid's 600-nat loss range, where the grid reads ∞);
-    /// `"zcdp_conversion"` or `"rdp_conversion"` when every event is known by a guarantee
-    /// (`zcdp`, `rdp_curve`; unsampled Gaussians too) and the conversion of the total was
-    /// below the PLD's upper bound, and `"rdp_conversion"` also when the answer lies past
+    /// `"zcdp_conversion"` when every event has a zCDP guarantee (unsampled: `zcdp`, Gaussian
+    /// noise, ε-DP pairs at ε²/2, exponential selections at ε²/8, `eps_delta` with its δ₀ set
+    /// aside) and the conversion of the total was below the PLD's upper bound;
+    /// `"rdp_conversion"` when every event is known by a guarantee (`zcdp`, `rdp_curve`;
+    /// unsampled Gaussians too) and the conversion of the total was below it, and also when
+    /// the answer lies past
     /// the grid's 600-nat loss range (the grid's bracket missing its tolerance there) and
     /// every event has an RDP curve; `"optimal_composition"` when every event is ε₀-DP by
     /// its guarantee with one ε₀ (`exponential`, `student_t`, `cauchy`) and the exact
-    /// optimal composition of k ε₀-DP mechanisms was below it.
+    /// optimal composition of k ε₀-DP mechanisms was below it; the name of a composition
+    /// theorem (`"basic_composition"`, `"advanced_composition_drv"`,
+    /// `"advanced_composition_tanh"`, `"kov_closed_form"`, `"zcdp_composition"`, as in
+    /// [`crate::comparison`]) when every event has an (ε, δ) guarantee and the theorem's ε was
+    /// below it (δ(ε): basic composition's Σδᵢ once ε ≥ Σεᵢ), as near the largest loss Σεᵢ,
+    /// where the grid's upper end is rounded up by up to a step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upper_method: Option<Cow<'static, str>>,
     /// How the lower bound was computed when not by `method`: `"bounded_range_adaptive"` when

@@ -280,6 +280,19 @@ impl CompositionTheorem {
         }
     }
 
+    /// Upper bound on δ at `epsilon` by basic composition: `Σ countᵢ δᵢ` (rounded up) when
+    /// `epsilon ≥ Σ countᵢ εᵢ` (rounded up), else 1 (nothing known below).
+    ///
+    /// # Guarantee
+    /// Upper bound: the adaptive composition is (ε, δ)-DP with the returned δ.
+    pub fn basic_delta(events: &[(ApproxDp, u64)], epsilon: f64) -> f64 {
+        match Summary::new(events) {
+            Some(s) if s.k == 0.0 => 0.0,
+            Some(s) if epsilon >= s.sum_epsilon => s.sum_delta.min(1.0),
+            _ => 1.0,
+        }
+    }
+
     /// Upper bound on ε at total δ for the composition of `events` ((guarantee, count)).
     ///
     /// See the module documentation for the formulas and conventions. Returns +∞ when the
