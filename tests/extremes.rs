@@ -75,7 +75,11 @@ fn incommensurable_lattices_do_not_force_a_huge_grid() {
 /// Sweep seed 20261124, case 1491: a discrete Gaussian with σ = 670287 cannot be listed on
 /// any grid of at most 1 nat. The default search coarsened the grid step ×4 at a time
 /// without limit and reached 2502 nats, where the composition failed as an *invalid
-/// parameter* (exit 2, the user's fault) instead of the clean `GridTooLarge` refusal.
+/// parameter* (exit 2, the user's fault) instead of the clean `GridTooLarge` refusal. Every
+/// event has an RDP curve, so the closed forms now answer where no grid fits: the RDP
+/// conversion's upper end, at least the truth, which is at least the randomized response's
+/// k·ε₀ (each of its runs has loss ε₀ with probability 1 − 903·e^{−332}, so all of them
+/// together with probability ≈ 1 − 1e-138).
 #[test]
 fn coarsening_stops_at_the_coarsest_grid() {
     let spec = CompositionSpec::from_json_str(
@@ -86,14 +90,75 @@ fn coarsening_stops_at_the_coarsest_grid() {
         "neighbouring":"replace"}"#,
     )
     .unwrap();
-    let error = Accountant::new(&spec, AccountantOptions::default())
+    let answer = Accountant::new(&spec, AccountantOptions::default())
         .unwrap()
         .epsilon_for_delta(3.062228250966507e-12)
-        .unwrap_err();
+        .unwrap();
+    let sum = 1174235.0 * 332.2943019764827;
+    let epsilon = answer.epsilon;
     assert!(
-        matches!(error, pld_accountant::Error::GridTooLarge { .. }),
-        "{error}"
+        epsilon.upper >= sum && epsilon.upper.is_finite(),
+        "{epsilon:?}"
     );
+    assert!(0.0 <= epsilon.lower && epsilon.lower <= epsilon.upper);
+    assert_eq!(answer.settings.method, "closed_form");
+    assert_eq!(
+        answer.settings.stopped_by.as_deref(),
+        Some("grid size limit")
+    );
+    // (The RDP conversion, 4.106e8: within 6% of the truth's lower bound.)
+    assert_eq!(
+        answer.settings.upper_method.as_deref(),
+        Some("rdp_conversion")
+    );
+    assert!(epsilon.upper <= 1.06 * sum, "{epsilon:?}");
+}
+
+/// 10¹² runs of an (ε₀ 1e-9, δ₀ 1e-20) pair: the first grid would hold 1.7e7 points, past
+/// the limit, and the query was refused. The closed forms answer: the upper end at least the
+/// truth (the exact optimal composition's δ there, from below, at most δ) and at most the
+/// zCDP conversion of ρ = k·ε₀²/2 at δ − k·δ₀; δ(ε) at least the mass at infinite loss,
+/// 1 − (1 − δ₀)^k, and at most the optimal composition's upper δ plus a rounding margin.
+#[test]
+fn a_first_grid_past_the_size_limits_is_answered_by_the_closed_forms() {
+    use pld_accountant::analytic::{optimal_composition, zcdp};
+    let spec = CompositionSpec::from_json_str(
+        r#"{"events":[{"mechanism":"eps_delta","epsilon":1e-9,"delta":1e-20,"count":1000000000000}]}"#,
+    )
+    .unwrap();
+    let accountant = Accountant::new(&spec, AccountantOptions::default()).unwrap();
+    let (epsilon0, delta0, k) = (1e-9, 1e-20, 1_000_000_000_000u64);
+    let answer = accountant.epsilon_for_delta(1e-5).unwrap();
+    let epsilon = answer.epsilon;
+    let conversion = zcdp::epsilon_for_delta(k as f64 * epsilon0 * epsilon0 / 2.0, 1e-5 - 1e-8);
+    assert!(
+        epsilon.upper <= conversion.epsilon * (1.0 + 1e-9),
+        "{epsilon:?}"
+    );
+    let truth_delta_from_below =
+        optimal_composition::delta_for_epsilon_lower(epsilon0, delta0, k, epsilon.upper);
+    assert!(truth_delta_from_below <= 1e-5, "{truth_delta_from_below}");
+    assert!(0.0 <= epsilon.lower && epsilon.lower <= epsilon.upper);
+    assert_eq!(
+        answer.settings.stopped_by.as_deref(),
+        Some("grid size limit")
+    );
+    for at in [0.001, 0.01] {
+        let answer = accountant.delta_for_epsilon(at).unwrap();
+        let floor = -(k as f64 * (-delta0).ln_1p()).exp_m1();
+        let truth_from_above = optimal_composition::delta_for_epsilon(epsilon0, delta0, k, at);
+        assert!(
+            answer.delta.lower <= truth_from_above,
+            "ε {at}: {:?}",
+            answer.delta
+        );
+        assert!(
+            answer.delta.lower >= floor * (1.0 - 1e-9),
+            "ε {at}: {:?}",
+            answer.delta
+        );
+        assert!(answer.delta.upper >= answer.delta.lower && answer.delta.upper < 1.0);
+    }
 }
 
 /// DP-SGD at the corners of the documented range (σ 0.3 to 1e4, q 1e-9 to 1, up to 1e9

@@ -862,7 +862,13 @@ impl Accountant {
                 read_from,
             )
         };
-        let (mut epsilon, mut settings, roundoff_mass, first_grid) = run((tilts, false), None)?;
+        let (mut epsilon, mut settings, roundoff_mass, first_grid) = match run((tilts, false), None)
+        {
+            Err(error @ Error::GridTooLarge { .. }) => {
+                return self.epsilon_without_grid(delta, target, epochs, error);
+            }
+            first => first?,
+        };
         // (An upper end lost, every ε's δ above the one asked, with a round-off charge of at
         // least a tenth of δ: round-off may be what lost it. Its target width is ∞, which
         // no charge reaches.)
@@ -909,69 +915,10 @@ impl Accountant {
         // of every step gave 272.9, RDP 13.0).
         let grid_past_the_range = past_the_range(&epsilon, &settings);
         let grid_lower = epsilon.lower;
-        if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
-            let closed_form = analytic_gaussian::epsilon_upper_for_delta(mu_hi, delta);
-            take_closed_form_upper(
-                &mut epsilon,
-                &mut settings,
-                closed_form,
-                target,
-                "analytic_gaussian",
-            );
-        }
-        if let Some(zcdp) = self.plan.upper_zcdp() {
-            let closed_form = zcdp.epsilon(delta);
-            take_closed_form_upper(
-                &mut epsilon,
-                &mut settings,
-                closed_form,
-                target,
-                "zcdp_conversion",
-            );
-        }
         // RDP: always beside guarantee events, otherwise only where the answer lies past the
         // grid's range (see `past_the_range`).
-        let rdp = (self.plan.mixed_rdp.is_some() || grid_past_the_range)
-            .then(|| self.plan.rdp_fallback())
-            .flatten();
-        if let Some(curve) = rdp {
-            take_closed_form_upper(
-                &mut epsilon,
-                &mut settings,
-                curve.epsilon(delta).epsilon,
-                target,
-                "rdp_conversion",
-            );
-        }
-        if let Some((epsilon0, k)) = self.plan.upper_pure_dp() {
-            take_closed_form_upper(
-                &mut epsilon,
-                &mut settings,
-                crate::analytic::optimal_composition::epsilon_for_delta(epsilon0, 0.0, k, delta),
-                target,
-                "optimal_composition",
-            );
-        }
-        if let Some(events) = self.plan.approximate_dp_events() {
-            for theorem in crate::analytic::composition_theorems::CompositionTheorem::ALL {
-                take_closed_form_upper(
-                    &mut epsilon,
-                    &mut settings,
-                    theorem.epsilon(&events, delta),
-                    target,
-                    theorem.name(),
-                );
-            }
-        }
-        if let Some(composition) = self.plan.bounded_range_composition() {
-            take_closed_form_bracket(
-                &mut epsilon,
-                &mut settings,
-                composition.epsilon_for_delta(delta),
-                target,
-                "bounded_range_adaptive",
-            );
-        }
+        let rdp = self.plan.mixed_rdp.is_some() || grid_past_the_range;
+        self.cap_epsilon_by_closed_forms(delta, (&mut epsilon, &mut settings), target, rdp);
         if let Some((closed_form, _)) = epochs {
             // Its upper end was taken above, under its own method's name.
             take_closed_form_lower(&mut epsilon, &mut settings, closed_form.lower, target);
@@ -993,6 +940,222 @@ impl Accountant {
         Ok(EpsilonAnswer {
             delta,
             epsilon,
+            settings,
+        })
+    }
+
+    /// ε at `delta` when even the first grid exceeds the size limits (`error`): the closed
+    /// forms' bracket ([`Accountant::cap_epsilon_by_closed_forms`], RDP included; the lower
+    /// end that of the epochs' sum statistic, else 0), stopped by "grid size limit", or
+    /// `error` itself when no closed form bounds the composition. 10¹² runs of an (ε₀ 1e-9,
+    /// δ₀ 1e-20) pair were refused ("grid too large: 16842004 points needed"), where the
+    /// zCDP conversion gives 0.0023 at δ 1e-5.
+    fn epsilon_without_grid(
+        &self,
+        delta: f64,
+        target: impl Fn(&Bracket) -> f64 + Copy,
+        epochs: Option<(Bracket, Option<&'static str>)>,
+        error: Error,
+    ) -> Result<EpsilonAnswer> {
+        let mut epsilon = Bracket {
+            upper: f64::INFINITY,
+            lower: 0.0,
+        };
+        let mut settings = Settings::analytic(self.options.tolerance, epsilon, f64::INFINITY);
+        settings.method = "closed_form".into();
+        self.cap_epsilon_by_closed_forms(delta, (&mut epsilon, &mut settings), target, true);
+        if let Some((closed_form, upper_method)) = epochs {
+            if closed_form.upper < epsilon.upper {
+                epsilon.upper = closed_form.upper;
+                settings.upper_method = upper_method.map(Into::into);
+            }
+            epsilon.lower = epsilon.lower.max(closed_form.lower).min(epsilon.upper);
+            if closed_form.lower > 0.0 {
+                settings.lower_method = Some("sum_statistic".into());
+            }
+        }
+        if epsilon.upper == f64::INFINITY {
+            return Err(error);
+        }
+        settings.bracket_width = epsilon.width();
+        settings.target_width = target(&epsilon);
+        settings.tolerance_met = epsilon.width() <= settings.target_width;
+        if !settings.tolerance_met {
+            settings.stopped_by = Some("grid size limit".into());
+        }
+        Ok(EpsilonAnswer {
+            delta,
+            epsilon,
+            settings,
+        })
+    }
+
+    /// Lower the upper end of `epsilon` (ε at `delta`) to the smallest closed-form upper
+    /// bound the composition has, recording its name in `settings.upper_method`: the Gaussian
+    /// without amplification, the zCDP conversion, the RDP conversion (when `rdp`), the
+    /// optimal composition of k ε₀-DP runs, the composition theorems, and the optimal adaptive
+    /// composition of exponential selections (which may raise the lower end too). All are
+    /// upper bounds, so the smallest is one.
+    fn cap_epsilon_by_closed_forms(
+        &self,
+        delta: f64,
+        (epsilon, settings): (&mut Bracket, &mut Settings),
+        target: impl Fn(&Bracket) -> f64 + Copy,
+        rdp: bool,
+    ) {
+        if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
+            let closed_form = analytic_gaussian::epsilon_upper_for_delta(mu_hi, delta);
+            take_closed_form_upper(epsilon, settings, closed_form, target, "analytic_gaussian");
+        }
+        if let Some(zcdp) = self.plan.upper_zcdp() {
+            let closed_form = zcdp.epsilon(delta);
+            take_closed_form_upper(epsilon, settings, closed_form, target, "zcdp_conversion");
+        }
+        let rdp = rdp.then(|| self.plan.rdp_fallback()).flatten();
+        if let Some(curve) = rdp {
+            take_closed_form_upper(
+                epsilon,
+                settings,
+                curve.epsilon(delta).epsilon,
+                target,
+                "rdp_conversion",
+            );
+        }
+        if let Some((epsilon0, k)) = self.plan.upper_pure_dp() {
+            take_closed_form_upper(
+                epsilon,
+                settings,
+                crate::analytic::optimal_composition::epsilon_for_delta(epsilon0, 0.0, k, delta),
+                target,
+                "optimal_composition",
+            );
+        }
+        if let Some(events) = self.plan.approximate_dp_events() {
+            for theorem in crate::analytic::composition_theorems::CompositionTheorem::ALL {
+                take_closed_form_upper(
+                    epsilon,
+                    settings,
+                    theorem.epsilon(&events, delta),
+                    target,
+                    theorem.name(),
+                );
+            }
+        }
+        if let Some(composition) = self.plan.bounded_range_composition() {
+            take_closed_form_bracket(
+                epsilon,
+                settings,
+                composition.epsilon_for_delta(delta),
+                target,
+                "bounded_range_adaptive",
+            );
+        }
+    }
+
+    /// Lower the upper end of `delta` (δ at `epsilon`) to the smallest closed-form upper
+    /// bound the composition has (as [`Accountant::cap_epsilon_by_closed_forms`]; of the
+    /// composition theorems, basic composition's Σδᵢ once ε ≥ Σεᵢ).
+    fn cap_delta_by_closed_forms(
+        &self,
+        epsilon: f64,
+        (delta, settings): (&mut Bracket, &mut Settings),
+        target: impl Fn(&Bracket) -> f64 + Copy,
+        rdp: bool,
+    ) {
+        if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
+            let closed_form = analytic_gaussian::delta_for_epsilon(mu_hi, epsilon).upper;
+            take_closed_form_upper(delta, settings, closed_form, target, "analytic_gaussian");
+        }
+        if let Some(zcdp) = self.plan.upper_zcdp() {
+            let closed_form = zcdp.delta(epsilon);
+            take_closed_form_upper(delta, settings, closed_form, target, "zcdp_conversion");
+        }
+        let rdp = rdp.then(|| self.plan.rdp_fallback()).flatten();
+        if let Some(curve) = rdp {
+            take_closed_form_upper(
+                delta,
+                settings,
+                curve.delta(epsilon).delta,
+                target,
+                "rdp_conversion",
+            );
+        }
+        if let Some((epsilon0, k)) = self.plan.upper_pure_dp() {
+            take_closed_form_upper(
+                delta,
+                settings,
+                crate::analytic::optimal_composition::delta_for_epsilon(epsilon0, 0.0, k, epsilon),
+                target,
+                "optimal_composition",
+            );
+        }
+        if let Some(events) = self.plan.approximate_dp_events() {
+            take_closed_form_upper(
+                delta,
+                settings,
+                crate::analytic::composition_theorems::CompositionTheorem::basic_delta(
+                    &events, epsilon,
+                ),
+                target,
+                crate::analytic::composition_theorems::CompositionTheorem::Basic.name(),
+            );
+        }
+        if let Some(composition) = self.plan.bounded_range_composition() {
+            take_closed_form_bracket(
+                delta,
+                settings,
+                composition.delta(epsilon),
+                target,
+                "bounded_range_adaptive",
+            );
+        }
+    }
+
+    /// δ at `epsilon` when even the first grid exceeds the size limits (`error`), as
+    /// [`Accountant::epsilon_without_grid`]: the closed forms' bracket (its lower end at least
+    /// the mass at infinite loss), or `error` when none bounds δ below 1.
+    fn delta_without_grid(
+        &self,
+        epsilon: f64,
+        target: impl Fn(&Bracket) -> f64 + Copy,
+        epochs: Option<(Bracket, Option<&'static str>)>,
+        error: Error,
+    ) -> Result<DeltaAnswer> {
+        let mut delta = Bracket {
+            upper: 1.0,
+            lower: 0.0,
+        };
+        let mut settings = Settings::analytic(self.options.tolerance, delta, target(&delta));
+        settings.method = "closed_form".into();
+        self.cap_delta_by_closed_forms(epsilon, (&mut delta, &mut settings), target, true);
+        if let Some((closed_form, upper_method)) = epochs {
+            if closed_form.upper < delta.upper {
+                delta.upper = closed_form.upper;
+                settings.upper_method = upper_method.map(Into::into);
+            }
+            delta.lower = delta.lower.max(closed_form.lower).min(delta.upper);
+            if closed_form.lower > 0.0 {
+                settings.lower_method = Some("sum_statistic".into());
+            }
+        }
+        // The mass at infinite loss is δ at every ε, at least (see `infinite_loss`).
+        let floor = self.plan.infinite_loss;
+        if floor.remove.max(floor.add) > delta.lower {
+            delta.lower = floor.remove.max(floor.add).min(delta.upper);
+            settings.lower_method = Some("infinite_loss".into());
+        }
+        if delta.upper >= 1.0 {
+            return Err(error);
+        }
+        settings.bracket_width = delta.width();
+        settings.target_width = target(&delta);
+        settings.tolerance_met = delta.width() <= settings.target_width;
+        if !settings.tolerance_met {
+            settings.stopped_by = Some("grid size limit".into());
+        }
+        Ok(DeltaAnswer {
+            epsilon,
+            delta,
             settings,
         })
     }
@@ -1109,7 +1272,7 @@ impl Accountant {
             passes += 1;
             // δ is unknown: tail bins are merged only once the unmerged ranges would stop a
             // refinement, with the budget of the bracket so far (see `TailMerging`).
-            let (mut delta, mut settings, roundoff_mass, first_grid) = self.refine(
+            let pass = self.refine(
                 tail_mass,
                 (tilts, reaching, passes < 4),
                 retry_of,
@@ -1123,7 +1286,13 @@ impl Accountant {
                     range: &|_| (epsilon, epsilon),
                     delta: None,
                 },
-            )?;
+            );
+            let (mut delta, mut settings, roundoff_mass, first_grid) = match pass {
+                Err(error @ Error::GridTooLarge { .. }) if passes == 1 => {
+                    return self.delta_without_grid(epsilon, target, epochs, error);
+                }
+                pass => pass?,
+            };
             // Every pass's bracket is guaranteed, so their intersection is too: a pass with
             // tilts or a tilted split (random allocation, 1 < k < t) can be the looser one at
             // this ε (3 epochs of 2-out-of-50 at σ 1.5: δ(2.5) ≤ 1.109e-11 plain, 1.210e-11
@@ -1191,71 +1360,10 @@ impl Accountant {
             // `epsilon_for_delta`).
             let grid_past_the_range =
                 past_the_range_delta(&delta, &settings, self.plan.rdp_is_cheap());
-            if let Some(mu_hi) = self.plan.upper_gaussian_mu() {
-                let closed_form = analytic_gaussian::delta_for_epsilon(mu_hi, epsilon).upper;
-                take_closed_form_upper(
-                    &mut delta,
-                    &mut settings,
-                    closed_form,
-                    target,
-                    "analytic_gaussian",
-                );
-            }
-            if let Some(zcdp) = self.plan.upper_zcdp() {
-                let closed_form = zcdp.delta(epsilon);
-                take_closed_form_upper(
-                    &mut delta,
-                    &mut settings,
-                    closed_form,
-                    target,
-                    "zcdp_conversion",
-                );
-            }
             // RDP: always beside guarantee events, otherwise only where the answer lies past
             // the grid's range (see `past_the_range_delta`).
-            let rdp = (self.plan.mixed_rdp.is_some() || grid_past_the_range)
-                .then(|| self.plan.rdp_fallback())
-                .flatten();
-            if let Some(curve) = rdp {
-                take_closed_form_upper(
-                    &mut delta,
-                    &mut settings,
-                    curve.delta(epsilon).delta,
-                    target,
-                    "rdp_conversion",
-                );
-            }
-            if let Some((epsilon0, k)) = self.plan.upper_pure_dp() {
-                take_closed_form_upper(
-                    &mut delta,
-                    &mut settings,
-                    crate::analytic::optimal_composition::delta_for_epsilon(
-                        epsilon0, 0.0, k, epsilon,
-                    ),
-                    target,
-                    "optimal_composition",
-                );
-            }
-            if let Some(events) = self.plan.approximate_dp_events() {
-                take_closed_form_upper(
-                    &mut delta,
-                    &mut settings,
-                    crate::analytic::composition_theorems::CompositionTheorem::basic_delta(
-                        &events, epsilon,
-                    ),
-                    target,
-                    crate::analytic::composition_theorems::CompositionTheorem::Basic.name(),
-                );
-            }
-            if let Some(composition) = self.plan.bounded_range_composition() {
-                take_closed_form_bracket(
-                    &mut delta,
-                    &mut settings,
-                    composition.delta(epsilon),
-                    target,
-                    "bounded_range_adaptive",
-                );
-            }
+            let rdp = self.plan.mixed_rdp.is_some() || grid_past_the_range;
+            self.cap_delta_by_closed_forms(epsilon, (&mut delta, &mut settings), target, rdp);
             if let Some((closed_form, _)) = epochs {
                 // Its upper end was taken above, under its own method's name.
                 take_closed_form_lower(&mut delta, &mut settings, closed_form.lower, target);

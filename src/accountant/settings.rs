@@ -124,7 +124,9 @@ pub struct Settings {
     /// `"analytic_gaussian"` (exact closed form), `"pld"` (grid + FFT), or `"closed_form"`:
     /// the closed forms that bound random-allocation or shuffled epochs (`lower_method` and
     /// `upper_method` name them), when the grid could not add to them (the answer lies past
-    /// the grid's loss range, or they already meet the tolerance).
+    /// the grid's loss range, or they already meet the tolerance), or every closed form
+    /// the composition has when even its first grid exceeds the size limits (`stopped_by`
+    /// `"grid size limit"`; lower end 0, or for δ the mass at infinite loss).
     pub method: Cow<'static, str>,
     /// Grid step used (nats): the lower bound's, and the upper bound's unless
     /// `upper_grid_step` names a finer one; absent for the analytic method.

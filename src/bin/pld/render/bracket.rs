@@ -162,7 +162,10 @@ fn method_name(upper_method: &str) -> &str {
         "optimal_composition" => "optimal composition (Kairouz, Oh & Viswanath)",
         "bounded_range_adaptive" => "optimal adaptive composition (bounded range)",
         "infinite_loss" => "mass at infinite loss above δ",
-        other => other,
+        other => pld_accountant::analytic::composition_theorems::CompositionTheorem::ALL
+            .iter()
+            .find(|theorem| theorem.name() == other)
+            .map_or(other, |theorem| theorem.title()),
     }
 }
 
@@ -201,6 +204,10 @@ fn settings(s: &Settings) -> String {
         None => method,
     };
     let method = match s.lower_method.as_deref() {
+        // (A δ bracket's lower end at the mass at infinite loss: δ is at least that mass.)
+        Some("infinite_loss") if s.upper_method.as_deref() != Some("infinite_loss") => {
+            format!("{method}; lower bound: mass at infinite loss")
+        }
         Some(other) => format!("{method}; lower bound: {}", method_name(other)),
         None => method,
     };
