@@ -589,3 +589,28 @@ fn the_accountant_is_at_most_basic_composition_near_the_largest_loss() {
     let answer = accountant.delta_for_epsilon(sum * (1.0 + 1e-9)).unwrap();
     assert_eq!(answer.delta.upper, 0.0);
 }
+
+/// The optimal ε(δ) from below against mpmath: at or under the exact value (its half-ulp
+/// allowed) and within 1e-8 of it wherever the bracket on δ is exact (k ≤ 10⁵ here).
+#[test]
+fn optimal_epsilon_lower_bound_matches_mpmath() {
+    let file = fixture("composition/kov_exact.json");
+    let mut failures = Vec::new();
+    for case in cases(&file, "epsilon_for_delta") {
+        let e0 = number(case, "epsilon0");
+        let d0 = number(case, "delta0");
+        let k = u64_field(case, "k");
+        let delta = number(case, "delta");
+        let exact = number(case, "epsilon");
+        let lower = optimal::epsilon_for_delta_lower(e0, d0, k, delta);
+        let upper = optimal::epsilon_for_delta(e0, d0, k, delta);
+        let ulp = exact.abs() * f64::EPSILON;
+        let loose = exact.is_finite() && exact > 0.0 && lower < exact * (1.0 - 1e-8);
+        if lower - ulp > exact || lower > upper || (k <= 100_000 && loose) {
+            failures.push(format!(
+                "ε₀={e0} δ₀={d0} k={k} δ={delta}: lower {lower} exact {exact} upper {upper}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -286,6 +286,10 @@ fn intersect_passes(
     *bracket = merged;
 }
 
+/// `lower_method` of a lower end from the exponential mechanism over two outputs
+/// (randomized response at ε/2), composed exactly (see [`Plan::exponential_lower_pair`]).
+const TWO_OUTPUTS: &str = "two_output_exponential";
+
 /// Replace a bracket's upper end by `closed_form` (the composition's upper bound in closed
 /// form, see [`Plan::upper_gaussian_mu`]) when it is smaller: both are upper bounds. The
 /// settings record it and their width and tolerance follow.
@@ -1049,6 +1053,15 @@ impl Accountant {
                 target,
                 "bounded_range_adaptive",
             );
+        } else if let Some((epsilon0, k)) = self.plan.exponential_lower_pair() {
+            let lower = crate::analytic::optimal_composition::epsilon_for_delta_lower(
+                epsilon0, 0.0, k, delta,
+            );
+            let closed_form = Bracket {
+                upper: f64::INFINITY,
+                lower,
+            };
+            take_closed_form_bracket(epsilon, settings, closed_form, target, TWO_OUTPUTS);
         }
     }
 
@@ -1108,6 +1121,14 @@ impl Accountant {
                 target,
                 "bounded_range_adaptive",
             );
+        } else if let Some((epsilon0, k)) = self.plan.exponential_lower_pair() {
+            let closed_form = Bracket {
+                upper: 1.0,
+                lower: crate::analytic::optimal_composition::delta_for_epsilon_lower(
+                    epsilon0, 0.0, k, epsilon,
+                ),
+            };
+            take_closed_form_bracket(delta, settings, closed_form, target, TWO_OUTPUTS);
         }
     }
 

@@ -202,6 +202,9 @@ pub struct Settings {
     /// every event is an exponential mechanism with one ε and the optimal adaptive
     /// composition's lattice bracket (see [`crate::analytic::bounded_range_optimal`]) raised
     /// it (that bracket may also lower the upper bound: `upper_method` says so);
+    /// `"two_output_exponential"` when every event is an exponential mechanism at one ε, too
+    /// many for that lattice, and the exact composition of the exponential mechanism over two
+    /// outputs (randomized response at ε/2; Kairouz, Oh & Viswanath's sum) raised it;
     /// `"sum_statistic"` when the composition has random-allocation or shuffled epochs and
     /// the Gaussian of their sums (each epoch reporting only the sum of its t outputs, with
     /// the unsampled Gaussians) was the larger lower bound.

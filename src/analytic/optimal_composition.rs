@@ -211,6 +211,37 @@ pub fn epsilon_for_delta(epsilon0: f64, delta0: f64, k: u64, delta: f64) -> f64 
     top
 }
 
+/// ε(δ) of k-fold composition of the worst (ε₀, δ₀) pair: a guaranteed lower bound.
+///
+/// An ε at which the rigorous lower bound [`delta_for_epsilon_lower`] still exceeds δ, found
+/// below the upper bound [`epsilon_for_delta`] by steps of 1e-10 of it, growing fourfold
+/// (the upper bound is within ~1e-10 of the exact ε, so the first or second step usually
+/// passes): then δ_exact(ε) > δ, and the exact ε(δ) is above it. 0 when none passes within
+/// 40 steps (the Chernoff-fallback regime, where the lower bound on δ is 0) or δ ≥ 1.
+///
+/// # Guarantee
+/// Lower bound on the exact optimal ε(δ) (never above [`epsilon_for_delta`]).
+pub fn epsilon_for_delta_lower(epsilon0: f64, delta0: f64, k: u64, delta: f64) -> f64 {
+    let upper = epsilon_for_delta(epsilon0, delta0, k, delta);
+    if !upper.is_finite() || upper <= 0.0 {
+        // (∞: the infinity mass alone exceeds δ, rounded up; not claimed from below.)
+        return 0.0;
+    }
+    let mut step = 1e-10 * upper;
+    let mut epsilon = upper - step;
+    for _ in 0..40 {
+        if epsilon <= 0.0 {
+            return 0.0;
+        }
+        if delta_for_epsilon_lower(epsilon0, delta0, k, epsilon) > delta {
+            return epsilon;
+        }
+        step *= 4.0;
+        epsilon = upper - step;
+    }
+    0.0
+}
+
 /// Bisection for the smallest ε in [lo, hi] passing `check` (which passes at `hi`).
 fn bisect_epsilon(mut lo: f64, mut hi: f64, check: impl Fn(f64) -> bool) -> f64 {
     if check(lo) {

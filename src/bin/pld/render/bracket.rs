@@ -161,6 +161,7 @@ fn method_name(upper_method: &str) -> &str {
         "zcdp_conversion" => "zCDP conversion",
         "optimal_composition" => "optimal composition (Kairouz, Oh & Viswanath)",
         "bounded_range_adaptive" => "optimal adaptive composition (bounded range)",
+        "two_output_exponential" => "exponential mechanism over two outputs, composed exactly",
         "infinite_loss" => "mass at infinite loss above δ",
         other => pld_accountant::analytic::composition_theorems::CompositionTheorem::ALL
             .iter()
