@@ -701,3 +701,55 @@ fn many_exponential_selections_keep_the_two_output_lower_bound() {
     );
     assert!(answer.delta.lower <= answer.delta.upper);
 }
+
+/// The same selections beside ten Gaussians (σ 10, so μ = √10/10): the lower pair's runs
+/// are composed exactly in groups (as atoms off the grid's lattice), not rounded away one by
+/// one (the lower end was 0). Checked against the lower pair's composition summed here:
+/// `δ(ε) = Σ_j P(j)·δ_μ(ε − L_j)`, the Gaussian's δ at every shift (any sign) from the
+/// closed form's upper end, so the ε found is at least the pair's: the lower end must not
+/// exceed it, and reaches 99.9% of it (7.68957 against 7.69064).
+#[test]
+fn many_exponential_selections_beside_gaussians_keep_their_lower_bound() {
+    let (epsilon0, k, mu) = (0.0005f64, 1e7f64, 10f64.sqrt() / 10.0);
+    let spec = spec(
+        r#"{"events": [{"mechanism": "exponential", "epsilon": 0.001, "count": 10000000},
+                       {"mechanism": "gaussian", "sigma": 10, "count": 10}]}"#,
+    );
+    let (ln_p, ln_q) = (-(-epsilon0).exp().ln_1p(), -epsilon0.exp().ln_1p());
+    let ln_k_factorial = libm_lgamma(k + 1.0);
+    let mode = (k / (1.0 + epsilon0.exp())).round();
+    let spread = (k * 0.25).sqrt();
+    let pair_delta = |epsilon: f64| {
+        let mut total = 0.0;
+        let mut j = (mode - 12.0 * spread).max(0.0);
+        while j <= (mode + 12.0 * spread).min(k) {
+            let ln_term = ln_k_factorial - libm_lgamma(j + 1.0) - libm_lgamma(k - j + 1.0)
+                + (k - j) * ln_p
+                + j * ln_q;
+            let loss = (k - 2.0 * j) * epsilon0;
+            total += ln_term.exp() * analytic_gaussian::delta_for_epsilon(mu, epsilon - loss).upper;
+            j += 1.0;
+        }
+        total
+    };
+    let delta = 1e-5;
+    let (mut lo, mut hi) = (0.0, 20.0);
+    for _ in 0..36 {
+        let mid = 0.5 * (lo + hi);
+        if pair_delta(mid) > delta {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let answer = Accountant::new(&spec, AccountantOptions::default())
+        .unwrap()
+        .epsilon_for_delta(delta)
+        .unwrap();
+    let lower = answer.epsilon.lower;
+    assert!(
+        lower <= hi && lower >= 0.999 * lo,
+        "lower {lower} against the lower pair's {lo}"
+    );
+    assert!(lower <= answer.epsilon.upper);
+}
