@@ -338,6 +338,16 @@ fn pld_rows(
                 Some(fine) => format!("{detail}; upper bound on grid step {fine:.3e}"),
                 None => detail.clone(),
             };
+            // Or from a closed form below the grid's, or beside it (`Settings::upper_method`,
+            // `lower_method`).
+            let upper_detail = match &s.upper_method {
+                Some(how) => format!("{upper_detail}; upper bound: {how}"),
+                None => upper_detail,
+            };
+            let detail = match &s.lower_method {
+                Some(how) => format!("{detail}; lower bound: {how}"),
+                None => detail,
+            };
             for (method, epsilon, kind, detail) in [
                 (
                     PLD_UPPER,

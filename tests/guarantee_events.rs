@@ -379,6 +379,14 @@ fn a_mix_of_events_with_zcdp_guarantees_is_at_most_their_zcdp_conversion() {
         answer.settings.upper_method.as_deref(),
         Some("zcdp_conversion")
     );
+    // `pld compare` says where its PLD row's upper end came from.
+    let comparison = compare(&spec, 1e-8, AccountantOptions::default()).unwrap();
+    let row = comparison.row(PLD_UPPER).unwrap();
+    assert!(
+        row.detail.ends_with("upper bound: zcdp_conversion"),
+        "{}",
+        row.detail
+    );
     for epsilon in [20.0, 55.0] {
         let conversion = pld_accountant::analytic::zcdp::delta_for_epsilon(rho, epsilon) + spent;
         let answer = accountant.delta_for_epsilon(epsilon).unwrap();
