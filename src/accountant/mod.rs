@@ -950,7 +950,8 @@ impl Accountant {
 
     /// ε at `delta` when even the first grid exceeds the size limits (`error`): the closed
     /// forms' bracket ([`Accountant::cap_epsilon_by_closed_forms`], RDP included; the lower
-    /// end that of the epochs' sum statistic, else 0), stopped by "grid size limit", or
+    /// end that of the epochs' sum statistic, else 0; both ends the optimal composition's when
+    /// every run is the same `eps_delta` pair), stopped by "grid size limit", or
     /// `error` itself when no closed form bounds the composition. 10¹² runs of an (ε₀ 1e-9,
     /// δ₀ 1e-20) pair were refused ("grid too large: 16842004 points needed"), where the
     /// zCDP conversion gives 0.0023 at δ 1e-5.
@@ -968,6 +969,20 @@ impl Accountant {
         let mut settings = Settings::analytic(self.options.tolerance, epsilon, f64::INFINITY);
         settings.method = "closed_form".into();
         self.cap_epsilon_by_closed_forms(delta, (&mut epsilon, &mut settings), target, true);
+        if let Some((epsilon0, delta0, k)) = self.plan.uniform_eps_delta() {
+            use crate::analytic::optimal_composition as optimal;
+            let closed_form = Bracket {
+                upper: optimal::epsilon_for_delta(epsilon0, delta0, k, delta),
+                lower: optimal::epsilon_for_delta_lower(epsilon0, delta0, k, delta),
+            };
+            take_closed_form_bracket(
+                &mut epsilon,
+                &mut settings,
+                closed_form,
+                target,
+                "optimal_composition",
+            );
+        }
         if let Some((closed_form, upper_method)) = epochs {
             if closed_form.upper < epsilon.upper {
                 epsilon.upper = closed_form.upper;
@@ -1149,6 +1164,18 @@ impl Accountant {
         let mut settings = Settings::analytic(self.options.tolerance, delta, target(&delta));
         settings.method = "closed_form".into();
         self.cap_delta_by_closed_forms(epsilon, (&mut delta, &mut settings), target, true);
+        if let Some((epsilon0, delta0, k)) = self.plan.uniform_eps_delta() {
+            let closed_form = crate::analytic::optimal_composition::delta_for_epsilon_bracket(
+                epsilon0, delta0, k, epsilon,
+            );
+            take_closed_form_bracket(
+                &mut delta,
+                &mut settings,
+                closed_form,
+                target,
+                "optimal_composition",
+            );
+        }
         if let Some((closed_form, upper_method)) = epochs {
             if closed_form.upper < delta.upper {
                 delta.upper = closed_form.upper;

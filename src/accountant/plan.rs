@@ -1318,6 +1318,28 @@ impl Plan {
         .or_else(|| self.largest_pure_epsilon())
     }
 
+    /// `(ε₀, δ₀, k)` when the composition is k unsampled runs of `eps_delta` at one (ε₀, δ₀)
+    /// and nothing else: its pair is then the worst (ε₀, δ₀)-DP pair, whose k-fold
+    /// composition Kairouz, Oh & Viswanath's sum gives exactly, from both sides. (For a
+    /// composition too large for any grid: 10¹² runs at ε₀ 1e-9, δ₀ 1e-20.)
+    pub(super) fn uniform_eps_delta(&self) -> Option<(f64, f64, u64)> {
+        let mut pair = None;
+        let mut k = 0u64;
+        for event in &self.spec.events {
+            let MechanismKind::EpsDelta { epsilon, delta } = event.mechanism.kind else {
+                return None;
+            };
+            if !matches!(event.sampling.kind, SamplingKind::None)
+                || pair.is_some_and(|p| p != (epsilon, delta))
+            {
+                return None;
+            }
+            pair = Some((epsilon, delta));
+            k = k.checked_add(event.count)?;
+        }
+        pair.map(|(epsilon, delta)| (epsilon, delta, k))
+    }
+
     /// `(ε/2, k)` when the composition is k exponential selections at one ε and nothing
     /// else: their lower bound is the exponential mechanism over two outputs, randomized
     /// response at ε/2, whose k-fold composition is the optimal composition of k (ε/2)-DP
