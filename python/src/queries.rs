@@ -43,7 +43,7 @@ pub fn epsilon(
             Target::Epsilon,
         )?;
         let answer = Accountant::new(&spec, options)?.epsilon_for_delta(delta)?;
-        let caveats = spec.caveats_at_delta(Some(delta));
+        let caveats = spec.caveats_for_answer(Some(delta), answer.settings.tolerance_met);
         Ok((to_json(&answer), answer.to_string(), caveats))
     })
 }
@@ -74,7 +74,8 @@ pub fn delta(
             Target::Delta,
         )?;
         let answer = Accountant::new(&spec, options)?.delta_for_epsilon(epsilon)?;
-        let caveats = spec.caveats_at_delta(Some(answer.delta.upper));
+        let caveats =
+            spec.caveats_for_answer(Some(answer.delta.upper), answer.settings.tolerance_met);
         Ok((to_json(&answer), answer.to_string(), caveats))
     })
 }

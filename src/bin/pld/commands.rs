@@ -69,7 +69,6 @@ pub fn run(command: Command, progress: &Progress) -> Result<String, Failure> {
 fn epsilon(a: EpsilonArgs, progress: &Progress) -> Result<String, Failure> {
     let mut input = read(&a.spec, progress)?;
     let delta = input.delta(a.delta)?;
-    input.inputs.caveats = input.spec.caveats_at_delta(Some(delta));
     let accountant = Accountant::new(
         &input.spec,
         options(&a.accuracy, Target::Epsilon, progress)?,
@@ -78,6 +77,9 @@ fn epsilon(a: EpsilonArgs, progress: &Progress) -> Result<String, Failure> {
         let _task = progress.task(format!("ε at δ = {delta:e}"), 0);
         accountant.epsilon_for_delta(delta)?
     };
+    input.inputs.caveats = input
+        .spec
+        .caveats_for_answer(Some(delta), answer.settings.tolerance_met);
     Ok(render::render(
         &Echoed {
             report: &answer,
@@ -95,7 +97,9 @@ fn delta(a: DeltaArgs, progress: &Progress) -> Result<String, Failure> {
         accountant.delta_for_epsilon(a.epsilon)?
     };
     // (The notes at the δ found: its upper end, the one to publish.)
-    input.inputs.caveats = input.spec.caveats_at_delta(Some(answer.delta.upper));
+    input.inputs.caveats = input
+        .spec
+        .caveats_for_answer(Some(answer.delta.upper), answer.settings.tolerance_met);
     Ok(render::render(
         &Echoed {
             report: &answer,
